@@ -1,0 +1,148 @@
+import Foundation
+
+/// One attribute's values for the 64 rows of a leaf, stored by kind so that numbers cost 8 bytes and booleans one bit.
+///
+/// Only the array that matches the attribute's kind is allocated; the others stay empty (no allocation).
+struct Column: Sendable {
+    enum Kind: UInt8, Sendable {
+        case bool, int, double, date, string, other
+
+        init(_ type: AttributeType) {
+            switch type {
+            case .bool: self = .bool
+            case .int, .int8, .int16, .int32, .int64: self = .int
+            case .double, .float: self = .double
+            case .date: self = .date
+            case .string: self = .string
+            case .data, .uuid, .url, .decimal: self = .other
+            }
+        }
+    }
+
+    let kind: Kind
+    /// Bit `r` set: row `r` holds null.
+    var nulls: UInt64 = 0
+    var bits: UInt64 = 0
+    var ints: [Int64] = []
+    var doubles: [Double] = []
+    var strings: [String] = []
+    var others: [Value] = []
+
+    init(kind: Kind) {
+        self.kind = kind
+        switch kind {
+        case .bool: break
+        case .int: ints = Array(repeating: 0, count: Leaf.width)
+        case .double, .date: doubles = Array(repeating: 0, count: Leaf.width)
+        case .string: strings = Array(repeating: "", count: Leaf.width)
+        case .other: others = Array(repeating: .null, count: Leaf.width)
+        }
+    }
+
+    @inline(__always)
+    func isNull(_ row: Int) -> Bool { nulls & (1 << UInt64(row)) != 0 }
+
+    func value(_ row: Int) -> Value {
+        if isNull(row) { return .null }
+        switch kind {
+        case .bool: return .bool(bits & (1 << UInt64(row)) != 0)
+        case .int: return .int(ints[row])
+        case .double: return .double(doubles[row])
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
+        case .string: return .string(strings[row])
+        case .other: return others[row]
+        }
+    }
+
+    /// Stores `value` at `row`; returns false (storing nothing) when the value's case does not fit this column.
+    @discardableResult
+    mutating func set(_ row: Int, _ value: Value) -> Bool {
+        let bit: UInt64 = 1 << UInt64(row)
+        switch (kind, value) {
+        case (_, .null):
+            nulls |= bit
+            clear(row)
+            return true
+        case (.bool, .bool(let b)): bits = b ? bits | bit : bits & ~bit
+        case (.int, .int(let i)): ints[row] = i
+        case (.double, .double(let d)): doubles[row] = d
+        case (.date, .date(let d)): doubles[row] = d.timeIntervalSinceReferenceDate
+        case (.string, .string(let s)): strings[row] = s
+        case (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal): others[row] = value
+        default: return false
+        }
+        nulls &= ~bit
+        return true
+    }
+
+    /// Drops what row `row` holds, so a deleted object's strings and blobs are released.
+    mutating func clear(_ row: Int) {
+        switch kind {
+        case .string: if !strings[row].isEmpty { strings[row] = "" }
+        case .other: if !others[row].isNull { others[row] = .null }
+        case .bool: bits &= ~(1 << UInt64(row))
+        default: break
+        }
+    }
+}
+
+/// One relationship's targets for the 64 rows of a leaf: a serial per row for to-one (0: none), a persistent set per
+/// row for to-many.
+struct LinkColumn: Sendable {
+    var one: [UInt64] = []
+    var many: [SerialTrie<Void>] = []
+
+    init(toMany: Bool) {
+        if toMany {
+            many = Array(repeating: SerialTrie<Void>(), count: Leaf.width)
+        } else {
+            one = Array(repeating: 0, count: Leaf.width)
+        }
+    }
+
+    var isToMany: Bool { one.isEmpty }
+}
+
+/// The rows of 64 consecutive serials of one entity, column by column.
+///
+/// Leaves are values inside the entity's `SerialTrie`; a commit that changes one row copies the trie path, the leaf's
+/// column list and the one column it touches (512 bytes for a number), not the store.
+struct Leaf: Sendable {
+    static let width = 64
+    static let shift: UInt64 = 6
+    static let mask: UInt64 = 63
+
+    var present: UInt64 = 0
+    var columns: [Column]
+    var links: [LinkColumn]
+
+    init(_ layout: EntityLayout) {
+        columns = layout.attributes.map { Column(kind: Column.Kind($0.type)) }
+        links = layout.relationships.map { LinkColumn(toMany: $0.isToMany) }
+    }
+
+    @inline(__always)
+    func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
+
+    func targets(_ row: Int, _ relationship: Int) -> [UInt64] {
+        let link = links[relationship]
+        if link.isToMany {
+            var out: [UInt64] = []
+            out.reserveCapacity(link.many[row].count)
+            link.many[row].forEach { serial, _ in out.append(serial) }
+            return out
+        }
+        let t = link.one[row]
+        return t == 0 ? [] : [t]
+    }
+
+    func targetCount(_ row: Int, _ relationship: Int) -> Int {
+        let link = links[relationship]
+        return link.isToMany ? link.many[row].count : (link.one[row] == 0 ? 0 : 1)
+    }
+
+    func hasTarget(_ row: Int, _ relationship: Int, _ serial: UInt64) -> Bool {
+        let link = links[relationship]
+        return link.isToMany ? link.many[row][serial] != nil : link.one[row] == serial
+    }
+}

@@ -1,0 +1,139 @@
+/// Every object of one entity: leaves of 64 rows in a radix trie keyed by `serial >> 6`, and one ordered tree per
+/// index. All mutation is copy-on-write, so a table shared with an older snapshot is copied only along changed paths.
+struct EntityTable: Sendable {
+    var leaves = SerialTrie<Leaf>()
+    var count = 0
+    /// The highest serial ever stored; new serials are allocated above it.
+    var maxSerial: UInt64 = 0
+    var indexes: [SortedTree<IndexEntry, Void>]
+
+    init(_ layout: EntityLayout) {
+        indexes = Array(repeating: SortedTree(), count: layout.indexes.count)
+    }
+
+    @inline(__always)
+    static func split(_ serial: UInt64) -> (leaf: UInt64, row: Int) {
+        (serial >> Leaf.shift, Int(serial & Leaf.mask))
+    }
+
+    func contains(_ serial: UInt64) -> Bool {
+        let (l, r) = Self.split(serial)
+        return leaves[l]?.contains(r) ?? false
+    }
+
+    /// The leaf and row of a live object.
+    func locate(_ serial: UInt64) -> (Leaf, Int)? {
+        let (l, r) = Self.split(serial)
+        guard let leaf = leaves[l], leaf.contains(r) else { return nil }
+        return (leaf, r)
+    }
+
+    func value(_ serial: UInt64, _ attribute: Int) -> Value? {
+        guard let (leaf, r) = locate(serial) else { return nil }
+        return leaf.columns[attribute].value(r)
+    }
+
+    func row(_ serial: UInt64) -> [Value]? {
+        guard let (leaf, r) = locate(serial) else { return nil }
+        return leaf.columns.map { $0.value(r) }
+    }
+
+    func indexEntry(_ index: EntityLayout.IndexLayout, serial: UInt64, row: [Value]) -> IndexEntry {
+        IndexEntry(index.columns.map { row[$0] }, serial: serial)
+    }
+
+    // MARK: Mutations (callers check existence and types first; these keep rows and indexes in step)
+
+    mutating func insertRow(_ serial: UInt64, _ values: [Value], layout: EntityLayout) -> Bool {
+        let (l, r) = Self.split(serial)
+        let stored = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Bool in
+            if leaf.contains(r) { return false }
+            for (c, v) in values.enumerated() where !leaf.columns[c].set(r, v) { return false }
+            leaf.present |= 1 << UInt64(r)
+            return true
+        }
+        guard stored else {
+            if let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
+            return false
+        }
+        count += 1
+        maxSerial = max(maxSerial, serial)
+        for (i, index) in layout.indexes.enumerated() {
+            indexes[i][indexEntry(index, serial: serial, row: values)] = ()
+        }
+        return true
+    }
+
+    /// Sets one attribute; returns the old value, or nil when the value does not fit the column.
+    mutating func setValue(_ serial: UInt64, _ attribute: Int, _ value: Value, layout: EntityLayout) -> Value? {
+        let (l, r) = Self.split(serial)
+        let touchedIndexes = layout.indexes.indices.filter { layout.indexes[$0].columns.contains(attribute) }
+        var before: [Value] = []
+        if !touchedIndexes.isEmpty, let row = row(serial) { before = row }
+        let old = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Value? in
+            let old = leaf.columns[attribute].value(r)
+            return leaf.columns[attribute].set(r, value) ? old : nil
+        }
+        if let old, !touchedIndexes.isEmpty, old != value {
+            var after = before
+            after[attribute] = value
+            for i in touchedIndexes {
+                indexes[i].removeValue(forKey: indexEntry(layout.indexes[i], serial: serial, row: before))
+                indexes[i][indexEntry(layout.indexes[i], serial: serial, row: after)] = ()
+            }
+        }
+        return old
+    }
+
+    mutating func removeRow(_ serial: UInt64, layout: EntityLayout) {
+        let (l, r) = Self.split(serial)
+        guard let before = row(serial) else { return }
+        for (i, index) in layout.indexes.enumerated() {
+            indexes[i].removeValue(forKey: indexEntry(index, serial: serial, row: before))
+        }
+        let empty = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Bool in
+            let bit: UInt64 = 1 << UInt64(r)
+            leaf.present &= ~bit
+            for c in leaf.columns.indices {
+                leaf.columns[c].clear(r)
+                leaf.columns[c].nulls &= ~bit
+            }
+            for k in leaf.links.indices {
+                if leaf.links[k].isToMany {
+                    if !leaf.links[k].many[r].isEmpty { leaf.links[k].many[r] = SerialTrie() }
+                } else {
+                    leaf.links[k].one[r] = 0
+                }
+            }
+            return leaf.present == 0
+        }
+        if empty { leaves.removeValue(forKey: l) }
+        count -= 1
+    }
+
+    /// Adds `target` to one side of a relationship; for to-one, returns the target it replaced (0 for none).
+    mutating func addTarget(_ serial: UInt64, _ relationship: Int, _ target: UInt64, layout: EntityLayout) -> UInt64 {
+        let (l, r) = Self.split(serial)
+        return leaves.modify(l, default: { Leaf(layout) }) { leaf -> UInt64 in
+            if leaf.links[relationship].isToMany {
+                leaf.links[relationship].many[r][target] = ()
+                return 0
+            }
+            let old = leaf.links[relationship].one[r]
+            leaf.links[relationship].one[r] = target
+            return old == target ? 0 : old
+        }
+    }
+
+    mutating func removeTarget(_ serial: UInt64, _ relationship: Int, _ target: UInt64, layout: EntityLayout) {
+        let (l, r) = Self.split(serial)
+        guard let leaf = leaves[l], leaf.contains(r), leaf.hasTarget(r, relationship, target) else { return }
+        leaves.modify(l, default: { Leaf(layout) }) { leaf in
+            if leaf.links[relationship].isToMany {
+                leaf.links[relationship].many[r].removeValue(forKey: target)
+            } else {
+                leaf.links[relationship].one[r] = 0
+            }
+        }
+    }
+}

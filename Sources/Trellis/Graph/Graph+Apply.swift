@@ -1,0 +1,123 @@
+extension Graph {
+    /// The next version: this graph with a resolved change set applied.
+    ///
+    /// Pure: the receiver is unchanged. Live commits and recovery both come here, so a recovered store cannot differ
+    /// from the one that was written. Inserts are applied first, then attribute updates, relationship edits in order,
+    /// and deletes in order (each delete unlinks the deleted object from the inverse of every relationship whose rule
+    /// is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
+    /// missing one, a value of the wrong type) throws `TrellisError.corrupt` naming the object.
+    /// - Complexity: O(c log n) for a change of c elements in a store of n objects.
+    public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Graph {
+        var next = self
+        try next.applyInserts(changes.inserts)
+        try next.applyUpdates(changes.updates)
+        for edit in changes.edits { try next.applyEdit(edit) }
+        try next.applyDeletes(changes.deletes)
+        next.sequence = sequence ?? self.sequence + 1
+        return next
+    }
+
+    private func reject(_ message: String, _ id: ObjectID) -> TrellisError {
+        TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
+    }
+
+    private func checkEntity(_ id: ObjectID) throws {
+        guard Int(id.entity) < tables.count, id.serial != 0 else {
+            throw TrellisError(.corrupt, "change set names an object of unknown entity \(id)", object: id)
+        }
+    }
+
+    mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
+        for insert in inserts {
+            try checkEntity(insert.id)
+            let layout = layout(insert.id.entity)
+            guard insert.values.count == layout.attributes.count else {
+                throw reject("wrong number of values for insert of", insert.id)
+            }
+            guard tables[Int(insert.id.entity)].insertRow(insert.id.serial, insert.values, layout: layout) else {
+                throw reject("insert of an existing object or a value of the wrong type:", insert.id)
+            }
+        }
+    }
+
+    mutating func applyUpdates(_ updates: [ChangeSet.Update]) throws {
+        for update in updates {
+            try applyUpdate(update)
+        }
+    }
+
+    mutating func applyUpdate(_ update: ChangeSet.Update) throws {
+        try checkEntity(update.id)
+        let e = Int(update.id.entity)
+        let layout = layout(update.id.entity)
+        guard tables[e].contains(update.id.serial) else { throw reject("update of missing object", update.id) }
+        for change in update.changes {
+            guard change.attribute >= 0, change.attribute < layout.attributes.count,
+                tables[e].setValue(update.id.serial, change.attribute, change.new, layout: layout) != nil
+            else { throw reject("update with a bad attribute or value type for", update.id) }
+        }
+    }
+
+    /// Links or unlinks both ends of a relationship. Linking a to-one end that points elsewhere first unlinks the
+    /// old target's inverse, so both ends always agree.
+    mutating func applyEdit(_ edit: ChangeSet.RelationshipEdit) throws {
+        try checkEntity(edit.source)
+        try checkEntity(edit.target)
+        let sourceLayout = layout(edit.source.entity)
+        guard edit.relationship >= 0, edit.relationship < sourceLayout.relationships.count else {
+            throw reject("edit of an unknown relationship of", edit.source)
+        }
+        let rel = sourceLayout.relationships[edit.relationship]
+        guard rel.target == edit.target.entity else { throw reject("edit links the wrong entity to", edit.source) }
+        let s = Int(edit.source.entity)
+        let t = Int(edit.target.entity)
+        let targetLayout = layout(edit.target.entity)
+        switch edit.kind {
+        case .link:
+            guard tables[s].contains(edit.source.serial) else { throw reject("link from missing object", edit.source) }
+            guard tables[t].contains(edit.target.serial) else { throw reject("link to missing object", edit.target) }
+            let displaced = tables[s].addTarget(
+                edit.source.serial, edit.relationship, edit.target.serial, layout: sourceLayout)
+            if displaced != 0 {
+                tables[t].removeTarget(displaced, rel.inverse, edit.source.serial, layout: targetLayout)
+            }
+            let previousOwner = tables[t].addTarget(
+                edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
+            if previousOwner != 0 {
+                tables[s].removeTarget(previousOwner, edit.relationship, edit.target.serial, layout: sourceLayout)
+            }
+        case .unlink:
+            if tables[s].contains(edit.source.serial) {
+                tables[s].removeTarget(edit.source.serial, edit.relationship, edit.target.serial, layout: sourceLayout)
+            }
+            if tables[t].contains(edit.target.serial) {
+                tables[t].removeTarget(edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
+            }
+        }
+    }
+
+    mutating func applyDeletes(_ deletes: [ChangeSet.Delete]) throws {
+        // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
+        let doomed = deletes.count > 1 ? Set(deletes.lazy.map(\.id)) : []
+        for delete in deletes {
+            try checkEntity(delete.id)
+            let e = Int(delete.id.entity)
+            let layout = layout(delete.id.entity)
+            guard let (leaf, r) = tables[e].locate(delete.id.serial) else {
+                throw reject("delete of missing object", delete.id)
+            }
+            for (k, rel) in layout.relationships.enumerated() where rel.deleteRule != .noAction {
+                let targetLayout = self.layout(rel.target)
+                for serial in leaf.targets(r, k) {
+                    let target = ObjectID(entity: rel.target, serial: serial)
+                    if doomed.contains(target) { continue }
+                    if tables[Int(rel.target)].contains(serial) {
+                        tables[Int(rel.target)].removeTarget(
+                            serial, rel.inverse, delete.id.serial, layout: targetLayout)
+                    }
+                }
+            }
+            tables[e].removeRow(delete.id.serial, layout: layout)
+        }
+    }
+}

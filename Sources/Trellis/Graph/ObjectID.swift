@@ -1,0 +1,26 @@
+/// The permanent identity of one object: its entity and a serial number allocated when it is inserted.
+///
+/// IDs are never temporary and never reused, so they can cross threads, be kept in a user's own data, and name an
+/// object in the journal, in notifications and in the `trellis` tool.
+///
+/// ```swift
+/// let id = try transaction.insert("Folder", ["name": "Inbox"])
+/// print(id)   // Folder#1
+/// ```
+public struct ObjectID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// The entity's position in the store's schema.
+    public let entity: UInt32
+    /// The object's serial number within its entity; the first object of an entity gets 1.
+    public let serial: UInt64
+
+    public init(entity: UInt32, serial: UInt64) {
+        self.entity = entity
+        self.serial = serial
+    }
+
+    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        (lhs.entity, lhs.serial) < (rhs.entity, rhs.serial)
+    }
+
+    public var description: String { "\(entity)#\(serial)" }
+}

@@ -1,0 +1,106 @@
+/// How deleting an object treats the objects its relationship points to.
+public enum DeleteRule: UInt8, Sendable, Codable, CustomStringConvertible {
+    /// Remove the deleted object from each target's inverse relationship.
+    case nullify = 1
+    /// Delete every target too, in the same commit.
+    case cascade = 2
+    /// Refuse the delete while the relationship has any target.
+    case deny = 3
+    /// Leave the targets alone: their inverse keeps naming the deleted object (a dangling reference).
+    case noAction = 4
+
+    public var description: String {
+        switch self {
+        case .nullify: return "nullify"
+        case .cascade: return "cascade"
+        case .deny: return "deny"
+        case .noAction: return "no action"
+        }
+    }
+}
+
+/// A typed attribute of an entity.
+///
+/// ```swift
+/// Attribute("due", .date, optional: true, indexed: true)
+/// ```
+public struct Attribute: Sendable, Equatable {
+    public var name: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    /// The value an insert gets when it names none. A required attribute without a default must be given.
+    public var defaultValue: Value?
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: Value? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+    }
+}
+
+/// One end of a relationship; its `inverse` names the other end, declared on the target entity.
+///
+/// ```swift
+/// Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade)
+/// ```
+public struct Relationship: Sendable, Equatable {
+    public var name: String
+    public var target: String
+    public var inverse: String
+    public var isToMany: Bool
+    public var deleteRule: DeleteRule
+    /// The fewest targets a live object must have (1 makes a to-one relationship required).
+    public var minCount: Int
+    /// The most targets a live object may have (nil: no limit).
+    public var maxCount: Int?
+
+    public init(
+        _ name: String, to target: String, inverse: String, toMany: Bool = false, deleteRule: DeleteRule = .nullify,
+        optional: Bool = true, minCount: Int? = nil, maxCount: Int? = nil
+    ) {
+        self.name = name
+        self.target = target
+        self.inverse = inverse
+        self.isToMany = toMany
+        self.deleteRule = deleteRule
+        self.minCount = minCount ?? (optional ? 0 : 1)
+        self.maxCount = toMany ? maxCount : 1
+    }
+}
+
+/// An index or unique constraint over one or several attributes of an entity.
+public struct Index: Sendable, Equatable {
+    public var attributes: [String]
+    public var isUnique: Bool
+
+    public init(_ attributes: [String], unique: Bool = false) {
+        self.attributes = attributes
+        self.isUnique = unique
+    }
+
+    public static func unique(_ attributes: String...) -> Index { Index(attributes, unique: true) }
+    public static func on(_ attributes: String...) -> Index { Index(attributes, unique: false) }
+}
+
+/// An entity: a kind of object with attributes, relationships, indexes and unique constraints.
+///
+/// ```swift
+/// Entity("Item", attributes: [Attribute("id", .int64), Attribute("score", .double)],
+///        indexes: [.unique("id"), .on("score")])
+/// ```
+public struct Entity: Sendable, Equatable {
+    public var name: String
+    public var attributes: [Attribute]
+    public var relationships: [Relationship]
+    public var indexes: [Index]
+
+    public init(
+        _ name: String, attributes: [Attribute] = [], relationships: [Relationship] = [], indexes: [Index] = []
+    ) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.indexes = indexes
+    }
+}

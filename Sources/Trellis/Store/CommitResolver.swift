@@ -1,0 +1,216 @@
+/// Turns a transaction into a resolved change set and the graph it produces, checking everything a commit promises:
+/// types, required values, relationship targets and counts, unique constraints, and the delete rules (deny refuses,
+/// cascade expands, nullify unlinks).
+///
+/// It applies each phase through the same primitives as `Graph.applying(_:)`, in the same order, so that
+/// `base.applying(changes)` rebuilds exactly `graph`: replay equals live by construction.
+struct CommitResolver {
+    private(set) var graph: Graph
+    private(set) var changes = ChangeSet()
+    private var schema: Schema { graph.schema }
+    /// Objects whose relationship counts may have changed.
+    private var touched = Set<ObjectID>()
+    /// Objects whose unique-constrained values are new.
+    private var uniqueChecks: [ObjectID] = []
+
+    static func resolve(_ tx: Transaction, on base: Graph) throws -> (Graph, ChangeSet) {
+        var resolver = CommitResolver(graph: base)
+        try resolver.resolveInserts(tx)
+        try resolver.resolveUpdates(tx)
+        try resolver.resolveEdits(tx)
+        try resolver.resolveDeletes(tx)
+        try resolver.checkUniqueConstraints()
+        try resolver.checkRelationshipCounts()
+        resolver.graph.sequence = base.sequence + 1
+        return (resolver.graph, resolver.changes)
+    }
+
+    private init(graph: Graph) { self.graph = graph }
+
+    private func describe(_ id: ObjectID) -> String { schema.describe(id) }
+
+    // MARK: Phases
+
+    private mutating func resolveInserts(_ tx: Transaction) throws {
+        var inserts = tx.inserts
+        for i in inserts.indices {
+            let id = inserts[i].id
+            guard Int(id.entity) < schema.layouts.count else {
+                throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
+            }
+            let layout = schema.layouts[Int(id.entity)]
+            guard inserts[i].values.count == layout.attributes.count else {
+                throw TrellisError(
+                    .invalidArgument,
+                    "insert of \(describe(id)) gives \(inserts[i].values.count) values; \(layout.name) has "
+                        + "\(layout.attributes.count) attributes", object: id)
+            }
+            for (a, attribute) in layout.attributes.enumerated() {
+                let value = try Transaction.normalize(inserts[i].values[a], attribute, entity: layout.name)
+                if value.isNull && !attribute.isOptional {
+                    throw TrellisError(
+                        .missingValue, "\(describe(id)) has no value for required attribute '\(attribute.name)'",
+                        object: id)
+                }
+                inserts[i].values[a] = value
+            }
+            if !layout.indexes.isEmpty { uniqueChecks.append(id) }
+            if !layout.relationships.isEmpty { touched.insert(id) }
+        }
+        try graph.applyInserts(inserts)
+        changes.inserts = inserts
+    }
+
+    private mutating func resolveUpdates(_ tx: Transaction) throws {
+        for id in tx.updateOrder {
+            guard let row = graph.row(id) else {
+                throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
+            }
+            let layout = schema.layouts[Int(id.entity)]
+            var update = ChangeSet.Update(id: id, changes: [])
+            for (a, new) in tx.updateValues[id]!.sorted(by: { $0.key < $1.key }) where row[a] != new {
+                if new.isNull && !layout.attributes[a].isOptional {
+                    throw TrellisError(
+                        .missingValue,
+                        "cannot set required attribute '\(layout.attributes[a].name)' of "
+                            + "\(describe(id)) to null", object: id)
+                }
+                update.changes.append(.init(attribute: a, old: row[a], new: new))
+            }
+            guard !update.changes.isEmpty else { continue }
+            let changed = Set(update.changes.map(\.attribute))
+            if layout.indexes.contains(where: { $0.isUnique && !changed.isDisjoint(with: $0.columns) }) {
+                uniqueChecks.append(id)
+            }
+            try graph.applyUpdate(update)
+            changes.updates.append(update)
+        }
+    }
+
+    private mutating func resolveEdits(_ tx: Transaction) throws {
+        for edit in tx.edits {
+            let rel = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship]
+            guard graph.contains(edit.source) else {
+                throw TrellisError(
+                    .missingObject, "cannot change '\(rel.name)' of \(describe(edit.source)): it does not exist",
+                    object: edit.source)
+            }
+            let key = RelationshipKey(entity: edit.source.entity, index: edit.relationship)
+            let current = graph.targets(edit.source, key)
+            switch edit.kind {
+            case .unlink:
+                let target = edit.target.serial == 0 ? current.first : edit.target
+                guard let target, current.contains(target) else { continue }
+                try emit(.init(.unlink, source: edit.source, relationship: edit.relationship, target: target))
+            case .link:
+                guard graph.contains(edit.target) else {
+                    throw TrellisError(
+                        .missingObject,
+                        "cannot link \(describe(edit.target)) to '\(rel.name)' of \(describe(edit.source)): "
+                            + "it does not exist", object: edit.target)
+                }
+                if current.contains(edit.target) { continue }
+                if !rel.isToMany, let old = current.first {
+                    try emit(.init(.unlink, source: edit.source, relationship: edit.relationship, target: old))
+                }
+                let inverse = RelationshipKey(entity: rel.target, index: rel.inverse)
+                let inverseIsToMany = schema.layouts[Int(rel.target)].relationships[rel.inverse].isToMany
+                if !inverseIsToMany, let owner = graph.targets(edit.target, inverse).first {
+                    try emit(.init(.unlink, source: owner, relationship: edit.relationship, target: edit.target))
+                }
+                try emit(edit)
+            }
+        }
+    }
+
+    private mutating func emit(_ edit: ChangeSet.RelationshipEdit) throws {
+        try graph.applyEdit(edit)
+        changes.edits.append(edit)
+        touched.insert(edit.source)
+        touched.insert(edit.target)
+    }
+
+    private mutating func resolveDeletes(_ tx: Transaction) throws {
+        guard !tx.deletes.isEmpty else { return }
+        var order: [ObjectID] = []
+        var doomed = Set<ObjectID>()
+        var queue = tx.deletes
+        var next = 0
+        while next < queue.count {
+            let id = queue[next]
+            let requested = next < tx.deletes.count
+            next += 1
+            guard !doomed.contains(id) else { continue }
+            guard graph.contains(id) else {
+                if requested {
+                    throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
+                }
+                continue  // a dangling target left by a no-action rule
+            }
+            doomed.insert(id)
+            order.append(id)
+            for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() where rel.deleteRule == .cascade {
+                queue.append(contentsOf: graph.targets(id, RelationshipKey(entity: id.entity, index: k)))
+            }
+        }
+        var deletes: [ChangeSet.Delete] = []
+        deletes.reserveCapacity(order.count)
+        for id in order {
+            let layout = schema.layouts[Int(id.entity)]
+            var links: [[ObjectID]] = []
+            for (k, rel) in layout.relationships.enumerated() {
+                let targets = graph.targets(id, RelationshipKey(entity: id.entity, index: k))
+                links.append(targets)
+                if rel.deleteRule == .deny,
+                    let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
+                {
+                    throw TrellisError(
+                        .deleteDenied,
+                        "cannot delete \(describe(id)): relationship '\(rel.name)' has delete rule deny and still "
+                            + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
+                        object: id)
+                }
+                if rel.deleteRule == .nullify {
+                    for t in targets where !doomed.contains(t) { touched.insert(t) }
+                }
+            }
+            deletes.append(.init(id: id, values: graph.row(id)!, relationships: links))
+        }
+        try graph.applyDeletes(deletes)
+        changes.deletes = deletes
+    }
+
+    // MARK: Checks on the result
+
+    private func checkUniqueConstraints() throws {
+        for id in uniqueChecks {
+            guard let row = graph.row(id) else { continue }
+            let layout = schema.layouts[Int(id.entity)]
+            for (i, index) in layout.indexes.enumerated() where index.isUnique {
+                let entry = IndexEntry(index.columns.map { row[$0] }, serial: id.serial)
+                guard let other = graph.uniqueConflicts(i, entity: id.entity, entry).first else { continue }
+                let names = index.columns.map { layout.attributes[$0].name }
+                let shown = zip(names, entry.values).map { "\($0) = \($1)" }.joined(separator: ", ")
+                throw TrellisError(
+                    .uniqueViolation,
+                    "\(describe(id)) breaks the unique constraint on \(layout.name)(\(names.joined(separator: ", "))): "
+                        + "\(describe(ObjectID(entity: id.entity, serial: other))) already has \(shown)", object: id)
+            }
+        }
+    }
+
+    private func checkRelationshipCounts() throws {
+        for id in touched.sorted() where graph.contains(id) {
+            for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() {
+                let n = graph.targetCount(id, RelationshipKey(entity: id.entity, index: k))
+                if n < rel.minCount || rel.maxCount.map({ n > $0 }) ?? false {
+                    let bounds = "\(rel.minCount)...\(rel.maxCount.map(String.init) ?? "")"
+                    throw TrellisError(
+                        .relationshipCount,
+                        "\(describe(id)) would have \(n) target(s) in '\(rel.name)'; it must have \(bounds)", object: id
+                    )
+                }
+            }
+        }
+    }
+}

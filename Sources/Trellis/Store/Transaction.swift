@@ -1,0 +1,168 @@
+import Synchronization
+
+/// Hands out permanent serial numbers, one counter per entity; shared by every transaction of a store.
+final class SerialAllocator: Sendable {
+    private let next: Mutex<[UInt64]>
+
+    init(after maxSerials: [UInt64]) {
+        next = Mutex(maxSerials.map { $0 + 1 })
+    }
+
+    func allocate(_ entity: UInt32, count: UInt64 = 1) -> UInt64 {
+        next.withLock { n in
+            let serial = n[Int(entity)]
+            n[Int(entity)] += count
+            return serial
+        }
+    }
+
+    /// Makes sure future serials stay above those a recovered or committed graph holds.
+    func raise(to maxSerials: [UInt64]) {
+        next.withLock { n in
+            for (i, m) in maxSerials.enumerated() where n[i] <= m { n[i] = m + 1 }
+        }
+    }
+}
+
+/// The changes one commit will make, gathered before the store's writer sees them.
+///
+/// A transaction is a value you fill in on any thread; `Store.commit(_:)` validates it against the newest version of
+/// the graph, expands delete rules and makes it one atomic commit. Object IDs are allocated at insert and permanent.
+///
+/// ```swift
+/// var tx = store.transaction()
+/// let inbox = try tx.insert("Folder", ["name": "Inbox"])
+/// let note = try tx.insert("Note", ["title": "Call Ann"])
+/// try tx.link(note, "folder", inbox)
+/// try store.commit(tx)
+/// ```
+public struct Transaction: Sendable {
+    public let schema: Schema
+    let allocator: SerialAllocator
+    var inserts: [ChangeSet.Insert] = []
+    var insertPositions: [ObjectID: Int] = [:]
+    var updateOrder: [ObjectID] = []
+    var updateValues: [ObjectID: [Int: Value]] = [:]
+    var edits: [ChangeSet.RelationshipEdit] = []
+    var deletes: [ObjectID] = []
+    var deleteSet: Set<ObjectID> = []
+
+    init(schema: Schema, allocator: SerialAllocator) {
+        self.schema = schema
+        self.allocator = allocator
+    }
+
+    public var isEmpty: Bool { inserts.isEmpty && updateOrder.isEmpty && edits.isEmpty && deletes.isEmpty }
+
+    /// Inserts a new object; attributes not named get their default value (or null, checked at commit).
+    @discardableResult
+    public mutating func insert(_ entity: String, _ values: [String: Value] = [:]) throws -> ObjectID {
+        let number = try schema.entityNumber(entity)
+        let layout = schema.layouts[Int(number)]
+        var row = layout.attributes.map { $0.defaultValue ?? .null }
+        for (name, value) in values {
+            let index = try layout.attributeIndex(name)
+            row[index] = try Self.normalize(value, layout.attributes[index], entity: layout.name)
+        }
+        return insert(entity: number, row: row)
+    }
+
+    /// Inserts a new object from a full row of values in schema order (checked at commit): the fast path for bulk
+    /// loads.
+    @discardableResult
+    public mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
+        let id = ObjectID(entity: entity, serial: allocator.allocate(entity))
+        insertPositions[id] = inserts.count
+        inserts.append(ChangeSet.Insert(id: id, values: row))
+        return id
+    }
+
+    /// Sets one attribute of an object (inserted in this transaction or already stored).
+    public mutating func set(_ id: ObjectID, _ attribute: String, _ value: Value) throws {
+        let layout = try entityLayout(id)
+        try set(id, AttributeKey(entity: id.entity, index: try layout.attributeIndex(attribute)), value)
+    }
+
+    public mutating func set(_ id: ObjectID, _ attribute: AttributeKey, _ value: Value) throws {
+        let layout = try entityLayout(id)
+        guard attribute.entity == id.entity, attribute.index < layout.attributes.count else {
+            throw TrellisError(.unknownAttribute, "attribute key does not belong to \(schema.describe(id))", object: id)
+        }
+        let normalized = try Self.normalize(value, layout.attributes[attribute.index], entity: layout.name)
+        if let p = insertPositions[id] {
+            inserts[p].values[attribute.index] = normalized
+            return
+        }
+        if updateValues[id] == nil { updateOrder.append(id) }
+        updateValues[id, default: [:]][attribute.index] = normalized
+    }
+
+    /// Adds `target` to a relationship of `source` (for to-one, replaces the current target); the inverse follows.
+    public mutating func link(_ source: ObjectID, _ relationship: String, _ target: ObjectID) throws {
+        let index = try relationshipIndex(source, relationship)
+        try checkTarget(source, index, target)
+        edits.append(.init(.link, source: source, relationship: index, target: target))
+    }
+
+    /// Removes `target` from a relationship of `source`; the inverse follows.
+    public mutating func unlink(_ source: ObjectID, _ relationship: String, _ target: ObjectID) throws {
+        let index = try relationshipIndex(source, relationship)
+        try checkTarget(source, index, target)
+        edits.append(.init(.unlink, source: source, relationship: index, target: target))
+    }
+
+    /// Sets a to-one relationship to `target`, or clears it with nil.
+    public mutating func setTarget(_ source: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
+        let index = try relationshipIndex(source, relationship)
+        let rel = schema.layouts[Int(source.entity)].relationships[index]
+        guard !rel.isToMany else {
+            throw TrellisError(
+                .invalidArgument, "'\(relationship)' of \(schema.describe(source)) is to-many: use link and unlink",
+                object: source)
+        }
+        if let target {
+            try link(source, relationship, target)
+        } else {
+            // Serial 0 names "whatever the current target is"; the commit resolves it.
+            edits.append(
+                .init(.unlink, source: source, relationship: index, target: ObjectID(entity: rel.target, serial: 0)))
+        }
+    }
+
+    /// Deletes an object; its relationships' delete rules apply at commit.
+    public mutating func delete(_ id: ObjectID) throws {
+        _ = try entityLayout(id)
+        if deleteSet.insert(id).inserted { deletes.append(id) }
+    }
+
+    // MARK: Checks
+
+    static func normalize(_ value: Value, _ attribute: Attribute, entity: String) throws -> Value {
+        guard let v = attribute.type.normalized(value) else {
+            throw TrellisError(
+                .typeMismatch, "\(entity).\(attribute.name) is \(attribute.type); \(value) does not fit")
+        }
+        return v
+    }
+
+    private func entityLayout(_ id: ObjectID) throws -> EntityLayout {
+        guard Int(id.entity) < schema.layouts.count, id.serial != 0 else {
+            throw TrellisError(.unknownEntity, "object \(id) does not belong to this schema", object: id)
+        }
+        return schema.layouts[Int(id.entity)]
+    }
+
+    private func relationshipIndex(_ source: ObjectID, _ name: String) throws -> Int {
+        try entityLayout(source).relationshipIndex(name)
+    }
+
+    private func checkTarget(_ source: ObjectID, _ relationship: Int, _ target: ObjectID) throws {
+        let rel = schema.layouts[Int(source.entity)].relationships[relationship]
+        guard target.entity == rel.target, target.serial != 0 else {
+            throw TrellisError(
+                .typeMismatch,
+                "'\(rel.name)' of \(schema.describe(source)) takes \(schema.entities[Int(rel.target)].name) objects, "
+                    + "not \(schema.describe(target))", object: source)
+        }
+    }
+}

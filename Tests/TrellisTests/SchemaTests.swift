@@ -1,0 +1,5 @@
+import Testing
+
+@testable import Trellis
+
+@Suite struct SchemaTests {}

@@ -1,0 +1,4 @@
+import Foundation
+import Trellis
+
+print("trellis-bench: not yet")

@@ -1,0 +1,4 @@
+import Foundation
+import Trellis
+
+print("trellis: not yet")
