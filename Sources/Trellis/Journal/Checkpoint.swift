@@ -105,12 +105,18 @@ enum Checkpoint {
     }
 
     /// Loads a checkpoint into a new graph of `schema`, checking every chunk, the footer's counts and the end of the
-    /// file. Throws `.corrupt` naming the file, the offset and the class of the damage.
+    /// file. Throws a `JournalProblem` naming the file, the offset and the class of any damage (`TrellisError` for
+    /// I/O errors).
     static func load(_ file: any LayerFile, name: String, schema: Schema) throws -> Graph {
         let size = try file.size()
-        let header = try self.header(file, name: name, size: size)
-        func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> TrellisError {
-            TrellisError(.corrupt, JournalProblem(kind, file: name, offset: offset, message).description)
+        let header: FileHeader
+        do {
+            header = try self.header(file, name: name, size: size)
+        } catch let error as TrellisError where error.code == .corrupt {
+            throw JournalProblem(.header, file: name, offset: 0, error.message)
+        }
+        func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> JournalProblem {
+            JournalProblem(kind, file: name, offset: offset, message)
         }
         guard header.fingerprint == schema.fingerprint else {
             throw damage(.schema, 0, "written with schema fingerprint \(header.fingerprint), not \(schema.fingerprint)")

@@ -8,7 +8,7 @@
 ///     print(problem)   // segment-0000000000000002.trj at 4096: checksum: …
 /// }
 /// ```
-public struct JournalProblem: Sendable, Equatable, CustomStringConvertible {
+public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// The class of the damage.
     public enum Kind: String, Sendable, CaseIterable {
         /// The last segment ends in a partial or damaged record with nothing valid after it: what a crash during an

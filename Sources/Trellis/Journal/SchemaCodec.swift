@@ -58,7 +58,9 @@ enum SchemaCodec {
                 let rawType = try r.u8()
                 guard let type = AttributeType(rawValue: rawType) else { throw r.failure("unknown type \(rawType)") }
                 let optional = try r.u8() != 0
-                let defaultValue = try r.u8() != 0 ? try r.value() : nil
+                // Value is itself nil-literal convertible, so spell out the Optional: no default is not `.null`.
+                var defaultValue: Value? = Optional.none
+                if try r.u8() != 0 { defaultValue = try r.value() }
                 entity.attributes.append(Attribute(name, type, optional: optional, default: defaultValue))
             }
             for _ in 0..<(try r.count()) {
