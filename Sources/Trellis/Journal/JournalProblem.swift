@@ -96,9 +96,9 @@ struct FrameScanner {
         }
         let header = FrameHeader(try window.bytes(at: offset, count: FrameHeader.size))
         if header.isAllZero { return .damage(.zeroed, "a zeroed frame header") }
-        guard header.storedLength <= JournalFormat.maxRecordBytes,
-            header.storedLength <= left - FrameHeader.size
-        else {
+        // The whole frame, padding included, must be there: a frame cut short even in its padding was torn by a
+        // write that never completed, so no sync (and no acknowledgement) can have covered it.
+        guard header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
             return .damage(
                 .length,
                 "stored length \(header.storedLength) exceeds the \(left - FrameHeader.size) bytes left in the file")
@@ -138,7 +138,8 @@ struct FrameScanner {
         while candidate + FrameHeader.size <= size {
             defer { candidate += JournalFormat.alignment }
             let header = FrameHeader(try window.bytes(at: candidate, count: FrameHeader.size))
-            guard !header.isAllZero, header.storedLength <= size - candidate - FrameHeader.size,
+            guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
+                header.frameSize <= size - candidate,
                 header.flags == 0, RecordCodec(rawValue: header.codec) != nil,
                 knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0
             else { continue }

@@ -18,6 +18,11 @@ struct PosixFileLayer: FileLayer {
     func createDirectory(_ path: String) throws {
         if mkdir(path, 0o700) != 0 {
             let error = errno
+            if error == ENOENT, parent(of: path) != path {
+                // Missing parents are created too (owner-only), as `mkdir -p` would.
+                try createDirectory(parent(of: path))
+                return try createDirectory(path)
+            }
             guard error == EEXIST, exists(path).isDirectory else { throw posixError("mkdir", path, error) }
             return
         }

@@ -204,6 +204,17 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
+    /// An independent copy of the disk as it is now (written data and entries, synced or not); this one lives on.
+    func copy() -> SimulatedFileLayer {
+        state.withLock { s in
+            var copy = State()
+            copy.nodes = s.nodes
+            copy.nextNode = s.nextNode
+            copy.directories = s.directories
+            return SimulatedFileLayer(copy)
+        }
+    }
+
     /// The bytes a file holds now (written, synced or not), or nil when there is no such file.
     func contents(_ path: String) -> [UInt8]? {
         state.withLock { s in
