@@ -39,6 +39,11 @@ let package = Package(
             dependencies: ["Trellis"],
             path: "Tests/TrellisTests"
         ),
+        .testTarget(
+            name: "TrellisToolTests",
+            dependencies: ["Trellis"],
+            path: "Tests/TrellisToolTests"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

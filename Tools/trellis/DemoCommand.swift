@@ -1,48 +1,76 @@
-import Dispatch
 import Foundation
-import Synchronization
 import Trellis
 
-/// `trellis demo`: the seed problem in a few seconds. A UI-style reader fetches in a loop while a background writer
-/// saves a 100,000-item import and then deletes a 111,111-folder hierarchy with cascade; the reader never waits.
-enum DemoCommand {
+/// `trellis demo [DIR]`: the seed problem in a few seconds, on a real store. A UI-style reader fetches in a loop
+/// while a writer saves a 100,000-item import and then deletes a 111,111-folder hierarchy with cascade, each save
+/// durable before it returns; the reader never waits. Then `info` and `verify` run on the store it made.
+struct DemoCommand: Command {
+    static let name = "demo"
+    static let summary = "build an outline store on disk and show a reader that never waits for big saves"
     static let help = """
-        usage: trellis demo [--items N] [--fan-out F] [--depth D]
+        usage: trellis demo [DIR] [--items N] [--fan-out F] [--depth D]
 
-        Builds an outline store (folders holding items), then runs a reader loop while a background writer imports
-        N items (default 100000) in one commit and deletes a folder tree of fan-out F and depth D (default 10 and 6:
-        111,111 folders) in one cascading commit. Prints how many fetches the reader completed during each save,
-        its worst fetch latency, and checks every fetch saw a whole version (before or after, never between).
+        Creates an outline store (folders holding items) in DIR (which must be new or empty; default: a fresh
+        directory under the system's temporary directory), then runs a reader loop while the writer imports N items
+        (default 100000) in one commit, builds a folder tree of fan-out F and depth D (default 10 and 6: 111,111
+        folders) in another, and deletes the tree in one cascading commit. Every commit is durable (synced) before
+        it returns. Prints how many fetches the reader completed during each save, its worst fetch latency, and
+        whether every fetch saw a whole version; then runs `trellis info` and `trellis verify` on the store.
 
+        Exits 0 when every fetch was consistent and the store verifies clean, else 1.
         """
 
-    static func run(_ arguments: [String]) throws -> ExitCode {
-        var items = 100_000
-        var fanOut = 10
-        var depth = 6
-        var rest = arguments[...]
-        while let arg = rest.popFirst() {
-            switch arg {
-            case "--help", "-h":
-                print(help, terminator: "")
-                return .ok
-            case "--items": items = try intValue(arg, rest.popFirst())
-            case "--fan-out": fanOut = try intValue(arg, rest.popFirst())
-            case "--depth": depth = try intValue(arg, rest.popFirst())
-            default: throw UsageError(description: "unknown option '\(arg)'\n\n\(help)")
-            }
+    var directory: String?
+    var items: Int
+    var fanOut: Int
+    var depth: Int
+
+    init(parsing arguments: inout Arguments) throws {
+        items = try arguments.number("--items", as: Int.self, minimum: 1) ?? 100_000
+        fanOut = try arguments.number("--fan-out", as: Int.self, minimum: 1) ?? 10
+        depth = try arguments.number("--depth", as: Int.self, minimum: 1) ?? 6
+        directory = arguments.optionalPositional()
+        // 10^8 folders would not fit in memory, let alone a demo; refuse before building anything.
+        guard pow(Double(fanOut), Double(depth - 1)) <= 10_000_000 else {
+            throw UsageError("a tree of fan-out \(fanOut) and depth \(depth) is too large for a demo")
         }
-        return try Demo(items: items, fanOut: fanOut, depth: depth).run()
     }
 
-    static func intValue(_ option: String, _ text: String?) throws -> Int {
-        guard let text, let n = Int(text), n > 0 else {
-            throw UsageError(description: "\(option) takes a positive whole number")
+    func run(_ console: Console) throws -> ExitCode {
+        let url = try Self.prepare(directory)
+        let store = try Store(directory: url, schema: Demo.schema)
+        let demo = Demo(items: items, fanOut: fanOut, depth: depth)
+        let consistent: Bool
+        do {
+            console.line("Trellis demo: an outline store (folders holding items) in \(url.path)")
+            consistent = try demo.run(store, console)
+            try store.close()
+        } catch {
+            try? store.close()
+            throw error
         }
-        return n
+        console.line("\n$ trellis info \(url.path)")
+        let info = try InfoCommand(store: url.path, json: false).run(console)
+        console.line("\n$ trellis verify \(url.path)")
+        let verify = try VerifyCommand(store: url.path, json: false).run(console)
+        return consistent && info == .ok && verify == .ok ? .ok : .failed
+    }
+
+    /// A new directory for the store: DIR when it is new or empty, else a fresh one under the temporary directory.
+    static func prepare(_ directory: String?) throws -> URL {
+        guard let directory else {
+            let name = "trellis-demo-" + UUID().uuidString.prefix(8).lowercased()
+            return FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        }
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard contents.isEmpty else {
+            throw CommandFailure("\(directory) is not empty; give the demo a new or empty directory")
+        }
+        return URL(fileURLWithPath: directory)
     }
 }
 
+/// The demo's workload: the schema of an outline app and the three big saves.
 struct Demo {
     let items: Int
     let fanOut: Int
@@ -67,17 +95,17 @@ struct Demo {
             indexes: [.on("rank")]),
     ])
 
-    func run() throws -> ExitCode {
-        let store = Store(schema: Self.schema)
+    var folders: Int { (0..<depth).reduce(0) { total, level in total + Int(pow(Double(fanOut), Double(level))) } }
+
+    /// Runs the saves with the reader going; returns whether every fetch saw a whole version.
+    func run(_ store: Store, _ console: Console) throws -> Bool {
         let folder = try Self.schema.entityNumber("Folder")
         let item = try Self.schema.entityNumber("Item")
         let rank = try Self.schema.index("Item", ["rank"])
         let inbox = try store.write { tx in try tx.insert("Folder", ["name": "Inbox"]) }
-        print("Trellis demo: an outline store (folders holding items), in memory")
 
-        let reader = ReaderLoop(store: store, folder: folder, item: item, rank: rank)
+        let reader = ReaderLoop(store: store, folder: folder, item: item, rank: rank, console: console)
         reader.start()
-
         try reader.during("import of \(items) items (one commit)") {
             var tx = store.transaction()
             for i in 0..<items {
@@ -86,7 +114,6 @@ struct Demo {
             }
             try store.commit(tx)
         }
-        let folders = (0..<depth).reduce(0) { total, level in total + Int(pow(Double(fanOut), Double(level))) }
         let treeRoot = try reader.during("build of a \(folders)-folder tree (one commit)") {
             var tx = store.transaction()
             let root = tx.insert(entity: folder, row: [.string("Archive")])
@@ -111,97 +138,14 @@ struct Demo {
         reader.stop()
 
         let final = store.snapshot
-        print(
+        console.line(
             "final store: \(try final.count("Folder")) folders, \(try final.count("Item")) items, "
-                + "sequence \(final.sequence)")
-        print(
+                + "sequence \(final.sequence); every commit above was synced to disk before it returned")
+        console.line(
             "reader: \(reader.totalFetches) fetches in all, worst \(Self.ms(reader.worstLatency)), "
                 + "inconsistent results: \(reader.inconsistent)")
-        return reader.inconsistent == 0 ? .ok : .failed
+        return reader.inconsistent == 0
     }
 
     static func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1000) }
-}
-
-/// The UI-style reader: each fetch takes the current snapshot, counts folders and items, and reads the first 50
-/// items in rank order. A fetch is consistent when the item and folder counts belong to one committed version.
-final class ReaderLoop: Sendable {
-    let store: Store
-    let folder: UInt32
-    let item: UInt32
-    let rank: IndexKey
-    let title: AttributeKey
-    private let running = Atomic<Bool>(false)
-    private let fetches = Atomic<Int>(0)
-    private let worstNanos = Atomic<Int>(0)
-    private let windowWorstNanos = Atomic<Int>(0)
-    private let badResults = Atomic<Int>(0)
-    private let finished = DispatchSemaphore(value: 0)
-    /// (sequence, folders, items) for every committed version, recorded by the writer.
-    private let versions = Mutex<[UInt64: (Int, Int)]>([:])
-
-    init(store: Store, folder: UInt32, item: UInt32, rank: IndexKey) {
-        self.store = store
-        self.folder = folder
-        self.item = item
-        self.rank = rank
-        self.title = try! store.schema.attribute("Item", "title")
-        record(store.snapshot)
-    }
-
-    private func record(_ s: Snapshot) {
-        versions.withLock { $0[s.sequence] = (s.count(entity: folder), s.count(entity: item)) }
-    }
-
-    func start() {
-        running.store(true, ordering: .releasing)
-        let thread = Thread { [self] in
-            while running.load(ordering: .acquiring) {
-                let start = DispatchTime.now().uptimeNanoseconds
-                let s = store.snapshot
-                let folders = s.count(entity: folder)
-                let items = s.count(entity: item)
-                let first = s.scan(rank, limit: 50)
-                let titles = first.compactMap { s.value($0, title) }
-                let elapsed = Int(DispatchTime.now().uptimeNanoseconds - start)
-                let expected = versions.withLock { $0[s.sequence] }
-                if let expected, expected != (folders, items) || titles.count != min(50, items) {
-                    badResults.add(1, ordering: .relaxed)
-                }
-                fetches.add(1, ordering: .relaxed)
-                if elapsed > worstNanos.load(ordering: .relaxed) { worstNanos.store(elapsed, ordering: .relaxed) }
-                if elapsed > windowWorstNanos.load(ordering: .relaxed) {
-                    windowWorstNanos.store(elapsed, ordering: .relaxed)
-                }
-            }
-            finished.signal()
-        }
-        thread.start()
-    }
-
-    func stop() {
-        running.store(false, ordering: .releasing)
-        finished.wait()
-    }
-
-    var totalFetches: Int { fetches.load(ordering: .relaxed) }
-    var worstLatency: Double { Double(worstNanos.load(ordering: .relaxed)) / 1e9 }
-    var inconsistent: Int { badResults.load(ordering: .relaxed) }
-
-    /// Runs one save on this thread while the reader keeps fetching; prints what the reader did meanwhile.
-    @discardableResult
-    func during<R>(_ label: String, _ save: () throws -> R) rethrows -> R {
-        let before = fetches.load(ordering: .relaxed)
-        windowWorstNanos.store(0, ordering: .relaxed)
-        let start = DispatchTime.now().uptimeNanoseconds
-        let result = try save()
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        record(store.snapshot)
-        let during = fetches.load(ordering: .relaxed) - before
-        let worst = Double(windowWorstNanos.load(ordering: .relaxed)) / 1e9
-        print(
-            "\(label): \(String(format: "%.2f", seconds)) s; the reader completed \(during) fetches meanwhile, "
-                + "worst \(Demo.ms(worst))")
-        return result
-    }
 }

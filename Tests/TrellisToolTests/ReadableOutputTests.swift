@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// The readable (default) output of `info`, `dump`, `history`, `stats` and `compact` on a known store.
+@Suite struct ReadableOutputTests {
+    @Test func infoDescribesSchemaCountsAndSegments() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        let result = try Tool.run(["info", store.path])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "store       \(store.path)")
+        #expect(lines.contains("    notes → [Note] (inverse folder, delete rule cascade)"))
+        #expect(lines.contains("    index (stars)"))
+        #expect(lines.contains("objects     Folder 1, Note 4 (as of sequence 8)"))
+        #expect(lines.contains { $0.hasPrefix("  segment-0000000000000001.trj") && $0.hasSuffix("sequences 1…8 (8 records)") })
+        #expect(lines.contains("checkpoint  none (the journal holds every commit since the store was created)"))
+    }
+
+    @Test func dumpShowsOneRowPerChangeWithOldAndNewValues() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        let result = try Tool.run(["dump", store.path, "--from", "7"])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(result)")
+        #expect(lines[0].hasPrefix("#7  "))
+        #expect(lines[1].hasPrefix("    update  Note#2         title: \"note 2"))
+        #expect(lines[1].hasSuffix("→ \"renamed\""))
+        #expect(lines[2].hasPrefix("#8  "))
+        #expect(lines[3].hasPrefix("    delete  Note#3         title=\"note 3"))
+        #expect(lines[3].hasSuffix("; folder → [Folder#1]"))
+
+        let one = try Tool.run(["dump", store.path, "--object", "Note#1"])
+        #expect(one.stdout.split(separator: "\n").filter { $0.hasPrefix("#") }.count == 1)
+        let folders = try Tool.run(["dump", store.path, "--entity", "Folder"])
+        #expect(folders.stdout.contains("insert  Folder#1       name=\"Inbox\""), "\(folders)")
+    }
+
+    @Test func historyListsTheObjectsChangesInOrder() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        let result = try Tool.run(["history", store.path, "Note#2"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "history of Note#2 in \(store.path)")
+        #expect(lines.count == 4)
+        #expect(lines[1].hasPrefix("  #3  ") && lines[1].contains("insert  title=\"note 2"))
+        #expect(lines[2].hasPrefix("  #3  ") && lines[2].hasSuffix("link  folder → Folder#1"))
+        #expect(lines[3].hasPrefix("  #7  ") && lines[3].hasSuffix("→ \"renamed\""))
+    }
+
+    @Test func statsDrawsHistograms() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        let result = try Tool.run(["stats", store.path])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("stats \(store.path): 8 records\nrecord sizes (stored):\n"))
+        #expect(result.stdout.contains("█"))
+        #expect(result.stdout.contains("  Note: 5 inserts, 1 updates, 5 link edits, 1 deletes; "))
+    }
+
+    @Test func compactPrintsSizesAndTheStoreStillVerifies() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        let result = try Tool.run(["compact", store.path])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("compacted \(store.path): "))
+        #expect(result.stdout.contains("checkpoint at sequence 8"))
+        let verify = try Tool.run(["verify", store.path, "--json"]).json()
+        #expect(verify["clean"] as? Bool == true)
+        #expect(verify["checkpointSequence"] as? Int == 8)
+        #expect(verify["objectCounts"] as? [String: Int] == ["Folder": 1, "Note": 4])
+        let history = try Tool.run(["history", store.path, "Note#2"])
+        #expect(history.stdout.contains("at checkpoint (sequence 8): title=\"renamed\""), "\(history)")
+        let early = try Tool.run(["export", store.path, "--as-of", "3"])
+        #expect(early.status == 1)
+        #expect(early.stderr.contains("the earliest --as-of is 8"))
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Trellis
+
+/// Change records in words: the table rows of `dump` and `history`, and their JSON. Attributes and relationships
+/// are named from the schema the store carries, so no app code is needed to read them.
+struct ChangeFormat {
+    let schema: Schema
+
+    func object(_ id: ObjectID) -> String { ObjectName.text(id, schema) }
+
+    func attributeName(_ entity: UInt32, _ index: Int) -> String {
+        guard let e = entityDescription(entity), index < e.attributes.count else { return "attribute\(index)" }
+        return e.attributes[index].name
+    }
+
+    func relationshipName(_ entity: UInt32, _ index: Int) -> String {
+        guard let e = entityDescription(entity), index < e.relationships.count else { return "relationship\(index)" }
+        return e.relationships[index].name
+    }
+
+    /// The name of the relationship at the other end of an edit (how the target sees the link).
+    func inverseName(_ edit: ChangeSet.RelationshipEdit) -> String {
+        guard let e = entityDescription(edit.source.entity), edit.relationship < e.relationships.count else {
+            return "inverse"
+        }
+        return e.relationships[edit.relationship].inverse
+    }
+
+    private func entityDescription(_ n: UInt32) -> EntityDescription? {
+        Int(n) < schema.entities.count ? schema.entities[Int(n)] : nil
+    }
+
+    /// `#12  2026-…Z  segment-….trj@4096  212 B stored, 530 B raw`
+    func heading(_ record: JournalRecord) -> String {
+        let raw = record.isCompressed ? ", \(ValueFormat.bytes(record.uncompressedBytes)) raw" : ", not compressed"
+        return "#\(record.sequence)  \(ValueFormat.timestamp(record.time))  \(record.file)@\(record.offset)  "
+            + "\(ValueFormat.bytes(record.storedBytes)) stored\(raw)"
+    }
+
+    /// One table row per change: operation, object, details.
+    func rows(_ changes: ChangeSet) -> [String] {
+        var out: [String] = []
+        func row(_ op: String, _ id: ObjectID, _ detail: String) {
+            let name = object(id)
+            let padded = name.count < 14 ? name.padding(toLength: 14, withPad: " ", startingAt: 0) : name
+            out.append("    " + op.padding(toLength: 8, withPad: " ", startingAt: 0) + padded + " " + detail)
+        }
+        for i in changes.inserts { row("insert", i.id, values(i.id.entity, i.values)) }
+        for u in changes.updates {
+            let detail = u.changes.map {
+                "\(attributeName(u.id.entity, $0.attribute)): \(ValueFormat.text($0.old)) → \(ValueFormat.text($0.new))"
+            }
+            row("update", u.id, detail.joined(separator: ", "))
+        }
+        for e in changes.edits {
+            row(
+                e.kind == .link ? "link" : "unlink", e.source,
+                "\(relationshipName(e.source.entity, e.relationship)) → \(object(e.target))")
+        }
+        for d in changes.deletes {
+            var detail = values(d.id.entity, d.values)
+            let links = relationships(d.id.entity, d.relationships).map {
+                "\($0.0) → [\($0.1.map(object).joined(separator: ", "))]"
+            }
+            if !links.isEmpty { detail += "; " + links.joined(separator: "; ") }
+            row("delete", d.id, detail)
+        }
+        return out
+    }
+
+    func values(_ entity: UInt32, _ values: [Value]) -> String {
+        values.enumerated().map { "\(attributeName(entity, $0))=\(ValueFormat.text($1))" }.joined(separator: ", ")
+    }
+
+    /// The non-empty relationships of a deleted object, by name.
+    func relationships(_ entity: UInt32, _ targets: [[ObjectID]]) -> [(String, [ObjectID])] {
+        targets.enumerated().filter { !$1.isEmpty }.map { (relationshipName(entity, $0), $1) }
+    }
+
+    func valuesJSON(_ entity: UInt32, _ values: [Value]) -> JSON {
+        .object(values.enumerated().map { (attributeName(entity, $0), ValueFormat.json($1)) })
+    }
+
+    func json(_ record: JournalRecord, _ changes: ChangeSet) -> JSON {
+        .object([
+            ("sequence", .int(record.sequence)),
+            ("time", .string(ValueFormat.timestamp(record.time))),
+            ("file", .string(record.file)),
+            ("offset", .int(record.offset)),
+            ("storedBytes", .int(record.storedBytes)),
+            ("uncompressedBytes", .int(record.uncompressedBytes)),
+            ("compressed", .bool(record.isCompressed)),
+            ("inserts", .array(changes.inserts.map { insertJSON($0) })),
+            ("updates", .array(changes.updates.map { updateJSON($0) })),
+            ("links", .array(changes.edits.map { editJSON($0) })),
+            ("deletes", .array(changes.deletes.map { deleteJSON($0) })),
+        ])
+    }
+
+    func insertJSON(_ i: ChangeSet.Insert) -> JSON {
+        .object([("object", .string(object(i.id))), ("values", valuesJSON(i.id.entity, i.values))])
+    }
+
+    func updateJSON(_ u: ChangeSet.Update) -> JSON {
+        .object([
+            ("object", .string(object(u.id))),
+            (
+                "changes",
+                .array(
+                    u.changes.map { c in
+                        .object([
+                            ("attribute", .string(attributeName(u.id.entity, c.attribute))),
+                            ("old", ValueFormat.json(c.old)), ("new", ValueFormat.json(c.new)),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    func editJSON(_ e: ChangeSet.RelationshipEdit) -> JSON {
+        .object([
+            ("kind", .string(e.kind == .link ? "link" : "unlink")), ("source", .string(object(e.source))),
+            ("relationship", .string(relationshipName(e.source.entity, e.relationship))),
+            ("target", .string(object(e.target))),
+        ])
+    }
+
+    func deleteJSON(_ d: ChangeSet.Delete) -> JSON {
+        .object([
+            ("object", .string(object(d.id))), ("values", valuesJSON(d.id.entity, d.values)),
+            (
+                "relationships",
+                .object(
+                    relationships(d.id.entity, d.relationships).map { ($0.0, .array($0.1.map { .string(object($0)) })) }
+                )
+            ),
+        ])
+    }
+}
+
+/// Which changes of a record a command shows: all, those of one entity, or those touching one object.
+struct ChangeFilter {
+    var entity: UInt32?
+    var object: ObjectID?
+
+    func matches(_ id: ObjectID) -> Bool {
+        if let object, id != object { return false }
+        if let entity, id.entity != entity { return false }
+        return true
+    }
+
+    /// The part of `changes` that concerns the filter; a link counts when either end matches.
+    func apply(_ changes: ChangeSet) -> ChangeSet {
+        guard entity != nil || object != nil else { return changes }
+        return ChangeSet(
+            inserts: changes.inserts.filter { matches($0.id) }, updates: changes.updates.filter { matches($0.id) },
+            edits: changes.edits.filter { matches($0.source) || matches($0.target) },
+            deletes: changes.deletes.filter { matches($0.id) })
+    }
+}

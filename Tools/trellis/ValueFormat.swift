@@ -1,0 +1,80 @@
+import Foundation
+import Trellis
+
+/// How the tool writes values, times and object IDs, in tables and in JSON. One place, so `dump`, `history` and
+/// `export` agree and the README can describe the encoding once.
+enum ValueFormat {
+    /// A value for a table cell: strings quoted and cut at `limit` characters, bytes as a count.
+    static func text(_ value: Value, limit: Int = 48) -> String {
+        switch value {
+        case .string(let s) where s.count > limit: return "\"\(s.prefix(limit - 1))…\""
+        case .date(let d): return timestamp(d)
+        default: return value.description
+        }
+    }
+
+    /// A value in JSON: numbers and booleans as themselves; dates as ISO 8601 UTC text with microseconds; data as
+    /// base64; UUIDs, URLs and decimals as text (a decimal keeps every digit that way).
+    static func json(_ value: Value) -> JSON {
+        switch value {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let n): return .int(n)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .date(let d): return .string(timestamp(d))
+        case .data(let d): return .string(d.base64EncodedString())
+        case .uuid(let u): return .string(u.uuidString)
+        case .url(let u): return .string(u.absoluteString)
+        case .decimal(let d): return .string(d.description)
+        }
+    }
+
+    /// `2026-11-29T11:30:01.123456Z`: record times are kept to the microsecond, so the text keeps them too.
+    static func timestamp(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        let fraction = micros - seconds * 1_000_000
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(fraction))
+    }
+
+    /// A byte count for people: `812 B`, `4.2 KiB`, `17.0 MiB`.
+    static func bytes(_ n: Int) -> String {
+        if n < 1024 { return "\(n) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(n) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return String(format: "%.1f ", value) + units[unit]
+    }
+}
+
+/// Object IDs as the tool prints and reads them: `Item#42` (entity name, serial). `1#42` (entity number) is read
+/// too, for stores whose entity names a shell would mangle.
+enum ObjectName {
+    static func text(_ id: ObjectID, _ schema: Schema) -> String { schema.describe(id) }
+
+    static func parse(_ text: String, _ schema: Schema) throws -> ObjectID {
+        guard let hash = text.lastIndex(of: "#"), let serial = UInt64(text[text.index(after: hash)...]), serial > 0
+        else {
+            throw UsageError("'\(text)' is not an object ID; write it as Entity#serial, e.g. Item#42")
+        }
+        let entity = String(text[..<hash])
+        if let number = UInt32(entity), Int(number) < schema.entities.count {
+            return ObjectID(entity: number, serial: serial)
+        }
+        guard let number = try? schema.entityNumber(entity) else {
+            let names = schema.entities.map(\.name).joined(separator: ", ")
+            throw UsageError("the store has no entity '\(entity)' (it has: \(names))")
+        }
+        return ObjectID(entity: number, serial: serial)
+    }
+}
