@@ -44,12 +44,14 @@ import Testing
         let attributes = try #require(entities[1]["attributes"] as? [[String: Any]])
         #expect(attributes.map { $0["name"] as? String } == ["title", "stars", "due"])
         #expect(attributes.map { $0["type"] as? String } == ["String", "Int", "Date"])
-        #expect(keys(entities[1]["relationships"].flatMap { ($0 as? [Any])?.first }) == [
-            "name", "target", "inverse", "toMany", "deleteRule", "minCount", "maxCount",
-        ])
-        #expect(keys(json["manifest"]) == [
-            "generation", "schemaFingerprint", "checkpointSequence", "firstSegment", "lastSegment",
-        ])
+        #expect(
+            keys(entities[1]["relationships"].flatMap { ($0 as? [Any])?.first }) == [
+                "name", "target", "inverse", "toMany", "deleteRule", "minCount", "maxCount",
+            ])
+        #expect(
+            keys(json["manifest"]) == [
+                "generation", "schemaFingerprint", "checkpointSequence", "firstSegment", "lastSegment",
+            ])
     }
 
     @Test func verifyJSONHasTheDocumentedFields() throws {
@@ -89,7 +91,8 @@ import Testing
         #expect(link["source"] as? String == "Note#1")
         #expect(link["relationship"] as? String == "folder")
         #expect(link["target"] as? String == "Folder#1")
-        let change = try #require(((records[6]["updates"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first)
+        let change = try #require(
+            ((records[6]["updates"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first)
         #expect(change["attribute"] as? String == "title")
         #expect((change["old"] as? String)?.hasPrefix("note 2") == true)
         #expect(change["new"] as? String == "renamed")

@@ -13,7 +13,10 @@ import Testing
         #expect(lines.contains("    notes → [Note] (inverse folder, delete rule cascade)"))
         #expect(lines.contains("    index (stars)"))
         #expect(lines.contains("objects     Folder 1, Note 4 (as of sequence 8)"))
-        #expect(lines.contains { $0.hasPrefix("  segment-0000000000000001.trj") && $0.hasSuffix("sequences 1…8 (8 records)") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("  segment-0000000000000001.trj") && $0.hasSuffix("sequences 1…8 (8 records)")
+            })
         #expect(lines.contains("checkpoint  none (the journal holds every commit since the store was created)"))
     }
 

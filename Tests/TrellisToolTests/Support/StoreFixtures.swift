@@ -42,7 +42,8 @@ enum Fixture {
         for i in 1..<commits {
             try store.write { tx in
                 let note = try tx.insert(
-                    "Note", ["title": .string("note \(i) " + String(repeating: "·", count: 20)), "stars": .int(Int64(i))])
+                    "Note",
+                    ["title": .string("note \(i) " + String(repeating: "·", count: 20)), "stars": .int(Int64(i))])
                 try tx.link(note, "folder", inbox)
             }
         }
