@@ -4,7 +4,7 @@ import Testing
 @testable import Trellis
 
 /// Damage that a crash cannot explain is refused by default, named by file, offset and class; salvage keeps the rest.
-@Suite struct DamageTests {
+@Suite struct JournalDamageTests {
     static let directory = SimulatedFileLayer.storePath
 
     /// Where each record of the store's journal starts, in order.
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func flippedByteInAMiddleRecordRefusesWithFileOffsetAndClassAndSalvageKeepsTheOthers() throws {
-        let (disk, _) = try TornTailTests.fiftyRecordStore()
+        let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         let offsets = try Self.recordOffsets(disk)
         let (file, offset) = offsets[19]
         let path = Self.directory + "/" + file
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func zeroedRangeWithValidRecordsAfterItIsCorruptionNotATornTail() throws {
-        let (disk, _) = try TornTailTests.fiftyRecordStore()
+        let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         let offsets = try Self.recordOffsets(disk)
         let path = Self.directory + "/" + offsets[10].file
         var bytes = try #require(disk.contents(path))
@@ -84,7 +84,8 @@ import Testing
         let gone = try #require(throws: TrellisError.self) { try missing.open(JournalWorkload.schema, missing.small) }
         #expect(gone.message.contains("missing file") && gone.message.contains(segments[1]))
         #expect(
-            try JournalReader(path: Self.directory, layer: missing).verify().problems.map(\.kind).contains(.missingFile))
+            try JournalReader(path: Self.directory, layer: missing).verify().problems.map(\.kind).contains(.missingFile)
+        )
     }
 
     @Test func sequenceGapBetweenSegmentsIsRefused() throws {
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func damagedManifestIsRefusedAndOrphanTemporariesAreCleanedAfterAGoodOpen() throws {
-        let (disk, _) = try TornTailTests.fiftyRecordStore()
+        let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         let manifest = Self.directory + "/" + JournalFormat.manifestName
         let good = try #require(disk.contents(manifest))
         var bad = good
@@ -124,7 +125,7 @@ import Testing
     }
 
     @Test func reopeningWithAnotherSchemaFailsWithSchemaMismatchSayingWhatChanged() throws {
-        let (disk, _) = try TornTailTests.fiftyRecordStore()
+        let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         var entities = JournalWorkload.schema.entities
         entities[2].attributes.append(Attribute("color", .string, optional: true))
         let other = try Schema(entities)

@@ -5,7 +5,7 @@ import Testing
 @testable import Trellis
 
 /// Replay equals live: what a reopened store recovers is, object for object, what the live store held.
-@Suite struct ReplayTests {
+@Suite struct JournalReplayTests {
     @Test(arguments: 0..<100)
     func reopenedGraphEqualsLiveAfterRandomWorkloadWithCompactions(seed: Int) throws {
         let disk = SimulatedFileLayer()
