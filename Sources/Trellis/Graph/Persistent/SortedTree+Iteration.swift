@@ -22,11 +22,7 @@ extension SortedTree: Sequence {
             remaining = count
             var rank = start
             while !node.isLeaf {
-                var position = 0
-                while rank >= node.counts[position] {
-                    rank -= node.counts[position]
-                    position += 1
-                }
+                let position = node.childPosition(forRank: &rank)
                 path.append((node, position))
                 node = node.children[position]
             }

@@ -14,14 +14,7 @@ extension SortedTree {
         precondition(rank >= 0 && rank < storedCount, "SortedTree: rank \(rank) out of 0..<\(storedCount)")
         var node = root!
         var remaining = rank
-        while !node.isLeaf {
-            var position = 0
-            while remaining >= node.counts[position] {
-                remaining -= node.counts[position]
-                position += 1
-            }
-            node = node.children[position]
-        }
+        while !node.isLeaf { node = node.children[node.childPosition(forRank: &remaining)] }
         return (node.keys[remaining], node.values[remaining])
     }
 

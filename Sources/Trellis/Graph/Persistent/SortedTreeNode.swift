@@ -88,6 +88,19 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
         return total
     }
 
+    /// The child of an internal node that holds the entry at `rank` within this subtree; `rank` becomes the rank
+    /// within that child.
+    ///
+    /// - Complexity: O(f).
+    func childPosition(forRank rank: inout Int) -> Int {
+        var position = 0
+        while rank >= counts[position] {
+            rank -= counts[position]
+            position += 1
+        }
+        return position
+    }
+
     /// The number of entries in the subtree.
     ///
     /// - Complexity: O(f).
