@@ -143,7 +143,7 @@ final class SimulatedFileLayer: FileLayer {
     func crash(_ policy: CrashPolicy = CrashPolicy()) -> SimulatedFileLayer {
         state.withLock { s in
             s.dead = true
-            var random = SplitMix64(seed: policy.data.seed)
+            var random = SeededRandom(seed: policy.data.seed)
             var next = State()
             for (path, directory) in s.directories.sorted(by: { $0.key < $1.key }) where directory.isDurable {
                 let entries = policy.keepUnsyncedEntries ? directory.entries : directory.durableEntries
@@ -162,7 +162,8 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    private static func survivingData(_ node: Node, _ policy: CrashPolicy.Data, _ random: inout SplitMix64) -> [UInt8] {
+    private static func survivingData(_ node: Node, _ policy: CrashPolicy.Data, _ random: inout SeededRandom) -> [UInt8]
+    {
         let (synced, current) = (node.synced, node.current)
         if synced == current { return current }
         switch policy {

@@ -108,6 +108,10 @@ public final class Store: Sendable {
             }
             try checkWritable()
             let (next, changes) = try CommitResolver.resolve(transaction, on: head)
+            if changes.isEmpty {
+                // Nothing to do after resolution (a link that already exists): no sequence number is spent.
+                return (Commit(sequence: head.sequence, changes: changes, snapshot: head), nil)
+            }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
             // Queued inside the lock so records reach the journal in sequence order.
             let durable = try journal?.record(commit)

@@ -127,7 +127,7 @@ import Testing
     @Test func reopeningWithAnotherSchemaFailsWithSchemaMismatchSayingWhatChanged() throws {
         let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         var entities = JournalWorkload.schema.entities
-        entities[2].attributes.append(Attribute("color", .string, optional: true))
+        entities[2].attributes.append(AttributeDescription("color", .string, optional: true))
         let other = try Schema(entities)
         let error = try #require(throws: TrellisError.self) { try disk.open(other) }
         #expect(error.code == .schemaMismatch)
