@@ -21,6 +21,7 @@ struct JournalWalk {
         var size: Int
     }
 
+    /// What a walk found: the problems, the last sequence number applied, the last segment's valid end.
     struct Outcome {
         var problems: [JournalProblem] = []
         var lastSequence: UInt64
