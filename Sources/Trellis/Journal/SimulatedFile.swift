@@ -50,6 +50,8 @@ final class SimulatedFile: LayerFile {
     }
 
     func sync() throws {
+        let delay = layer.state.withLock { $0.syncDelay }
+        if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
         try layer.fileOperation(.sync, path) { s in
             if let data = s.nodes[node]?.current { s.nodes[node]!.synced = data }
         }

@@ -119,6 +119,8 @@ final class SimulatedFileLayer: FileLayer {
         var operationCount = 0
         var dead = false
         var locks: Set<String> = []
+        /// Seconds each file sync takes (outside the disk's lock), to make group commit observable.
+        var syncDelay: Double = 0
     }
 
     let state: Mutex<State>
