@@ -143,3 +143,52 @@ extension SimulatedFileLayer {
         return options
     }
 }
+
+/// Bad input never crashes a reader or allocates without bound: random mutations of a segment, a checkpoint and the
+/// manifest either open (to a valid graph) or are refused with `.corrupt`.
+@Suite struct JournalMutationTests {
+    @Test func randomMutationsOpenToAValidGraphOrAreRefused() throws {
+        let disk = SimulatedFileLayer()
+        let store = try disk.open()
+        try JournalWorkload.run(store, seed: 21, commits: 30) { n in if n == 15 { try store.compact() } }
+        try store.close()
+        let files = disk.names().filter { $0 != JournalFormat.lockName }
+        var random = SplitMix64(seed: 2024)
+        var opened = 0
+        var refused = 0
+        for round in 0..<300 {
+            let copy = disk.copy()
+            let name = files[round % files.count]
+            let path = SimulatedFileLayer.storePath + "/" + name
+            var bytes = try #require(copy.contents(path))
+            switch random.below(4) {
+            case 0: bytes[random.below(bytes.count)] ^= UInt8(1 << random.below(8))
+            case 1: bytes = Array(bytes.prefix(random.below(bytes.count)))
+            case 2:
+                let start = random.below(bytes.count)
+                for i in start..<min(bytes.count, start + 1 + random.below(64)) { bytes[i] = 0 }
+            default:
+                let at = random.below(max(1, bytes.count - 4)) & ~3
+                bytes.replaceSubrange(at..<min(bytes.count, at + 4), with: [0xff, 0xff, 0xff, 0x7f])
+            }
+            copy.setContents(path, bytes)
+            for recovery in [StoreOptions.Recovery.tolerateTornTail, .salvage] {
+                var options = copy.options()
+                options.recovery = recovery
+                let trial = copy.copy()
+                options.fileLayer = trial
+                do {
+                    let s = try trial.open(JournalWorkload.schema, options)
+                    #expect(s.snapshot.invariantViolations() == [], "\(name) round \(round)")
+                    try s.close()
+                    opened += 1
+                } catch let error as TrellisError {
+                    #expect([.corrupt, .schemaMismatch].contains(error.code), "\(name) round \(round): \(error)")
+                    refused += 1
+                }
+            }
+            _ = try? JournalReader(path: SimulatedFileLayer.storePath, layer: copy).verify()
+        }
+        #expect(opened > 0 && refused > 0)
+    }
+}
