@@ -137,7 +137,7 @@ public struct Transaction: Sendable {
 
     // MARK: Checks
 
-    static func normalize(_ value: Value, _ attribute: Attribute, entity: String) throws -> Value {
+    static func normalize(_ value: Value, _ attribute: AttributeDescription, entity: String) throws -> Value {
         guard let v = attribute.type.normalized(value) else {
             throw TrellisError(
                 .typeMismatch, "\(entity).\(attribute.name) is \(attribute.type); \(value) does not fit")
