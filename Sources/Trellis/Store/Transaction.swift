@@ -46,6 +46,9 @@ public struct Transaction: Sendable {
     var edits: [ChangeSet.RelationshipEdit] = []
     var deletes: [ObjectID] = []
     var deleteSet: Set<ObjectID> = []
+    /// Preconditions the commit checks against the newest version before applying anything (contexts use them for
+    /// optimistic conflict detection); a throwing check fails the commit.
+    var checks: [@Sendable (Graph) throws -> Void] = []
 
     init(schema: Schema, allocator: SerialAllocator) {
         self.schema = schema
