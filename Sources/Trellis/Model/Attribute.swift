@@ -32,6 +32,12 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
     }
 
     /// An optional attribute without an initial value starts as nil.
+    public init() where Value: ExpressibleByNilLiteral {
+        self.value = nil
+        self.options = []
+    }
+
+    /// An optional attribute without an initial value starts as nil.
     public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
         self.value = nil
         self.options = Set(options)
