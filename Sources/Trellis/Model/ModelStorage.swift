@@ -37,7 +37,8 @@ enum ModelMirror {
     static func properties(of object: Model) -> [(name: String, storage: any ModelPropertyStorage)] {
         var chain: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: object)
-        while let m = mirror {
+        // Model's own bookkeeping fields hold no wrapped properties: stop before reflecting them.
+        while let m = mirror, m.subjectType != Model.self {
             chain.append(m)
             mirror = m.superclassMirror
         }

@@ -26,20 +26,39 @@ struct QueryExecutor {
         ).choose()
     }
 
+    /// A match with its sort key values, read while the row was at hand.
+    struct Match {
+        var id: ObjectID
+        var first: Value
+        var rest: [Value]
+    }
+
+    private func match(_ row: some QueryRow) -> Match {
+        guard let key = sort.first else { return Match(id: row.id, first: .null, rest: []) }
+        return Match(
+            id: row.id, first: row.attribute(key.attribute),
+            rest: sort.count > 1 ? sort.dropFirst().map { row.attribute($0.attribute) } : [])
+    }
+
     /// The matching objects in fetch order, after offset and limit.
-    /// - Complexity: O(c + p + m log m) for c candidates, p pending objects and m matches (with a limit and an
-    ///   ordered index walk, only about `offset + limit` candidates are visited).
+    /// - Complexity: O(c + p + m log w) for c candidates, p pending objects, m matches and a window of w (with a
+    ///   limit and an ordered index walk, only about `offset + limit` candidates are visited).
     func identifiers() -> [ObjectID] {
         var evaluator = QueryEvaluator(view: view)
         let touched = view.touched(entity: entity)
-        var matches = Array(touched).filter { id in
-            guard view.exists(id) else { return false }
-            if let objectTest { return objectTest(id) }
-            return predicate.map { evaluator.test($0, ViewRow(view: view, id: id)) } ?? true
+        var matches: [Match] = []
+        for id in touched where view.exists(id) {
+            let row = ViewRow(view: view, id: id)
+            if let objectTest {
+                if !objectTest(id) { continue }
+            } else if let predicate, !evaluator.test(predicate, row) {
+                continue
+            }
+            matches.append(match(row))
         }
         let access = plan()
         func matchesBase(_ row: some QueryRow) -> Bool {
-            guard !touched.contains(row.id) else { return false }
+            guard touched.isEmpty || !touched.contains(row.id) else { return false }
             if let objectTest { return objectTest(row.id) }
             return predicate.map { evaluator.test($0, row) } ?? true
         }
@@ -48,7 +67,7 @@ struct QueryExecutor {
         case .fullScan:
             var found = 0
             for row in view.base.rows(entity: entity) where matchesBase(row) {
-                matches.append(row.id)
+                matches.append(match(row))
                 found += 1
                 // Rows come in ID order: with no sort, the first `window` base matches are all that can survive.
                 if unordered, let window, found >= window { break }
@@ -56,28 +75,29 @@ struct QueryExecutor {
         case .orderedIndexScan where objectOrder == nil:
             matches += orderedBaseMatches(access, matchesBase)
         default:
-            for id in QueryPlanner.scan(view.base, access) where matchesBase(SnapshotRow(graph: view.base, id: id)) {
-                matches.append(id)
+            for id in QueryPlanner.scan(view.base, access) {
+                let row = SnapshotRow(graph: view.base, id: id)
+                if matchesBase(row) { matches.append(match(row)) }
             }
         }
         return window(order(matches))
     }
 
     /// Walks an index in sort order until `offset + limit` matches are found and the run of equal first keys ends.
-    private func orderedBaseMatches(_ access: QueryPlanner.Access, _ accept: (SnapshotRow) -> Bool) -> [ObjectID] {
-        var out: [ObjectID] = []
+    private func orderedBaseMatches(_ access: QueryPlanner.Access, _ accept: (SnapshotRow) -> Bool) -> [Match] {
+        var out: [Match] = []
         var boundary: Value?
-        let key = sort[0]
         var batch = max(64, (window ?? .max / 2) * 2)
         var visited = 0
         while true {
             let ids = QueryPlanner.scan(view.base, access, limit: visited + batch)
             for id in ids.dropFirst(visited) {
                 let row = SnapshotRow(graph: view.base, id: id)
-                if let boundary, row.attribute(key.attribute) != boundary { return out }
+                let m = match(row)
+                if let boundary, m.first != boundary { return out }
                 if accept(row) {
-                    out.append(id)
-                    if let window, out.count >= window, boundary == nil { boundary = row.attribute(key.attribute) }
+                    out.append(m)
+                    if let window, out.count >= window, boundary == nil { boundary = m.first }
                 }
             }
             if ids.count < visited + batch { return out }
@@ -86,14 +106,46 @@ struct QueryExecutor {
         }
     }
 
-    private func order(_ ids: [ObjectID]) -> [ObjectID] {
-        if let objectOrder {
-            return ids.sorted { a, b in objectOrder(a, b) || (!objectOrder(b, a) && a < b) }
+    private func precedes(_ x: Match, _ y: Match) -> Bool {
+        let c = sort[0].compare(x.first, y.first)
+        if c != 0 { return c < 0 }
+        for (i, key) in sort.dropFirst().enumerated() {
+            let c = key.compare(x.rest[i], y.rest[i])
+            if c != 0 { return c < 0 }
         }
-        guard !sort.isEmpty else { return ids.sorted() }
-        var rows = ids.map { id in (id: id, keys: sort.map { view.value(id, $0.attribute) ?? .null }) }
-        SortKey.sort(&rows, by: sort)
-        return rows.map(\.id)
+        return x.id < y.id
+    }
+
+    private func order(_ matches: [Match]) -> [ObjectID] {
+        if let objectOrder {
+            return matches.map(\.id).sorted { a, b in objectOrder(a, b) || (!objectOrder(b, a) && a < b) }
+        }
+        guard !sort.isEmpty else { return matches.map(\.id).sorted() }
+        guard let window, window * 4 < matches.count else {
+            if sort.count == 1 && sort[0].comparator == nil {
+                // The common case, kept free of per-comparison indirection.
+                let ascending = sort[0].ascending
+                return matches.sorted { x, y in
+                    let c = Value.compare(x.first, y.first)
+                    return c != 0 ? (c < 0) == ascending : x.id < y.id
+                }.map(\.id)
+            }
+            return matches.sorted(by: precedes).map(\.id)
+        }
+        // A small window of many matches: keep the best `window` in order instead of sorting everything.
+        var best: [Match] = []
+        best.reserveCapacity(window + 1)
+        for m in matches where best.count < window || precedes(m, best[best.count - 1]) {
+            var lo = 0
+            var hi = best.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if precedes(best[mid], m) { lo = mid + 1 } else { hi = mid }
+            }
+            best.insert(m, at: lo)
+            if best.count > window { best.removeLast() }
+        }
+        return best.map(\.id)
     }
 
     private func window(_ ids: [ObjectID]) -> [ObjectID] {

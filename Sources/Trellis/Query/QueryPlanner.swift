@@ -125,6 +125,11 @@ struct QueryPlanner {
                 access.bounds.append(describe(range, names[index.columns[depth]]))
                 used.formUnion(uses)
             }
+            let orderable =
+                singleValued
+                && sort.first.map { $0.followsIndexOrder && index.columns[safe: depth] == $0.attribute }
+                    ?? false
+            guard depth > 0 || access.range != nil || orderable else { continue }
             access.candidates = count(access)
             access.exact = complete && used.count == conjuncts.count
             if depth > 0 || access.range != nil {
@@ -136,12 +141,10 @@ struct QueryPlanner {
                 if best == nil || access.candidates < best!.candidates { best = access }
             }
             // Walking the index in sort order: the first sort key must be the column after a single-valued prefix.
-            if singleValued, let first = sort.first, first.followsIndexOrder, depth < index.columns.count,
-                index.columns[depth] == first.attribute
-            {
+            if orderable {
                 var walk = access
                 walk.kind = .orderedIndexScan
-                walk.reverse = !first.ascending
+                walk.reverse = !sort[0].ascending
                 if ordered == nil || walk.candidates < ordered!.candidates { ordered = walk }
             }
         }
@@ -196,4 +199,8 @@ struct QueryPlanner {
         }
         return out
     }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
