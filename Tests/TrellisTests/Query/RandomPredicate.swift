@@ -41,7 +41,7 @@ indirect enum RandomPredicate: CustomStringConvertible {
         }
     }
 
-    static func random(depth: Int, _ rng: inout SeededGenerator) -> RandomPredicate {
+    static func random(depth: Int, _ rng: inout SplitMix64) -> RandomPredicate {
         if depth > 0 && Int.random(in: 0..<3, using: &rng) == 0 {
             switch Int.random(in: 0..<5, using: &rng) {
             case 0, 1: return .and(random(depth: depth - 1, &rng), random(depth: depth - 1, &rng))

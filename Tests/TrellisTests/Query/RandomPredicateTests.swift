@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func randomPredicatesMatchBruteForceOverTenThousandObjects() throws {
-        var rng = SeededGenerator(state: 2024)
+        var rng = SplitMix64(seed: 2024)
         let store = try Store(models: [Sample.self])
         var plain: [PlainSample] = []
         let inserted = try store.batchInsert(Sample.self, count: 10_000) { i, row in
@@ -90,7 +90,7 @@ import Testing
     }
 
     private func runQueries(
-        _ count: Int, _ context: ModelContext, _ plain: [PlainSample], _ rng: inout SeededGenerator
+        _ count: Int, _ context: ModelContext, _ plain: [PlainSample], _ rng: inout SplitMix64
     ) throws {
         var planned = 0
         for _ in 0..<count {

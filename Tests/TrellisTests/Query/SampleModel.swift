@@ -31,21 +31,8 @@ struct PlainSample {
     var code: Int
 }
 
-/// A small deterministic generator (SplitMix64), so a failing case can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension PlainSample {
-    static func random(_ id: ObjectID, code: Int, _ rng: inout SeededGenerator) -> PlainSample {
+    static func random(_ id: ObjectID, code: Int, _ rng: inout SplitMix64) -> PlainSample {
         PlainSample(
             id: id, a: Int.random(in: 0..<100, using: &rng), b: Int.random(in: 0..<10, using: &rng),
             s: "k\(Int.random(in: 0..<50, using: &rng))", d: Double(Int.random(in: 0..<1000, using: &rng)) / 10,
