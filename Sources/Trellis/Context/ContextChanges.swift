@@ -16,6 +16,7 @@ public struct ContextChanges: Sendable, CustomStringConvertible {
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// Whether the object was inserted, updated or deleted.
+    /// - Complexity: O(1).
     public func contains(_ id: ObjectID) -> Bool {
         inserted.contains(id) || updated[id] != nil || deleted.contains(id)
     }

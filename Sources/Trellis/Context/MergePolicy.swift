@@ -29,6 +29,12 @@ public enum MergePolicy: Sendable, Equatable {
 }
 
 /// One object this context changed that a later commit changed or deleted too.
+///
+/// ```swift
+/// for conflict in context.conflicts() where conflict.kind == .updatedInStore {
+///     print(conflict.object, conflict.contextChanges, conflict.storeChanges)   // 2#4 ["title"] ["title", "done"]
+/// }
+/// ```
 public struct SaveConflict: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// Another commit changed properties of an object this context changed or deleted.

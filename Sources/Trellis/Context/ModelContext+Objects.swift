@@ -45,6 +45,7 @@ extension ModelContext {
     }
 
     /// Deletes the object with this ID (see `delete(_:)`).
+    /// - Complexity: O(c) for c objects the cascade reaches.
     public func delete(_ id: ObjectID) {
         let view = self.view
         guard view.exists(id) else { return }

@@ -1,4 +1,9 @@
 /// An option of an `@Attribute`.
+///
+/// ```swift
+/// @Attribute(.unique) var email = ""
+/// @Attribute(.indexed) var due = Date.distantFuture
+/// ```
 public struct AttributeOption: Hashable, Sendable {
     let rawValue: Int
 

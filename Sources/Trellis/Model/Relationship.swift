@@ -1,4 +1,9 @@
 /// The Swift types a `@Relationship` can hold: an optional object (to-one) or an array of objects (to-many).
+///
+/// ```swift
+/// @Relationship var project: Project?          // Optional<Project>: to-one
+/// @Relationship var chores: [Chore]             // Array<Chore>: to-many
+/// ```
 public protocol RelationshipValue {
     associatedtype Target: Model
     static var isToMany: Bool { get }

@@ -32,6 +32,12 @@ public struct Aggregate<T: Model>: Sendable {
 
 /// One group of an aggregate fetch: the grouping attributes' values and each aggregate's result, by name
 /// (`count`, `sum(estimate)`, `average(estimate)`, `min(due)`, `max(due)`).
+///
+/// ```swift
+/// for row in try context.aggregate(FetchDescriptor<Chore>(), [.count], groupBy: [\.done]) {
+///     print(row.group["done"]!, row["count"]!)      // false 12, then true 30
+/// }
+/// ```
 public struct AggregateRow: Sendable, Equatable {
     public let group: [String: Value]
     public let values: [String: Value]

@@ -21,6 +21,9 @@ public struct FetchDescriptor<T: Model>: Sendable {
     public var fetchLimit: Int?
     /// How many matching objects to skip first.
     public var fetchOffset: Int?
+    /// Whether the context's pending changes (and its ancestors') take part; false reads the context's snapshot as it
+    /// is, as if nothing were pending.
+    public var includePendingChanges = true
 
     public init(
         predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = [], fetchLimit: Int? = nil,

@@ -84,6 +84,17 @@ extension ModelContext {
             pendingObjects: view.touched(entity: query.executor.entity).count)
     }
 
+    /// Deletes every object of `T` the predicate selects (all of them when nil) from this context's view, as pending
+    /// deletes with their cascades; `save()` commits them. (`Store.batchDelete` deletes in the store directly.)
+    ///
+    /// ```swift
+    /// try context.delete(model: Chore.self, where: #Predicate { $0.done })
+    /// ```
+    /// - Complexity: that of the fetch, plus O(c) for c objects the cascades reach.
+    public func delete<T: Model>(model: T.Type, where predicate: Predicate<T>? = nil) throws {
+        for id in try fetchIdentifiers(FetchDescriptor<T>(predicate: predicate)) { delete(id) }
+    }
+
     /// The attribute a key path names, with its name; throws for anything else.
     func attributeColumn<T: Model>(_ keyPath: PartialKeyPath<T>, _ binding: EntityBinding) throws -> (String, Int) {
         guard case .property(let ordinal)? = KeyPathProbe.resolve(keyPath, on: T.self),
@@ -143,49 +154,11 @@ extension ModelContext {
         if let limit = descriptor.fetchLimit, limit < 0 {
             throw TrellisError(.invalidArgument, "fetchLimit \(limit) is negative")
         }
+        let view = descriptor.includePendingChanges ? self.view : ContextView(base: snapshot, layers: [])
         let executor = QueryExecutor(
             view: view, entity: binding.entity, predicate: compiled, objectTest: objectTest,
             sort: keys.compactMap { $0 }, objectOrder: objectOrder, offset: max(0, descriptor.fetchOffset ?? 0),
             limit: descriptor.fetchLimit)
         return CompiledQuery(executor: executor, failure: failure)
     }
-}
-
-/// Fetch results that make their objects lazily, a batch at a time, and keep them (one object per ID).
-///
-/// ```swift
-/// for chore in try context.fetch(FetchDescriptor<Chore>(), batchSize: 200) where chore.done { … }
-/// ```
-public struct FetchResults<T: Model>: RandomAccessCollection {
-    /// The IDs of every result, in order.
-    public let identifiers: [ObjectID]
-    let context: ModelContext
-    let batchSize: Int
-    private let batches = Batches()
-
-    private final class Batches {
-        var made: [Int: [T]] = [:]
-    }
-
-    init(identifiers: [ObjectID], context: ModelContext, batchSize: Int) {
-        self.identifiers = identifiers
-        self.context = context
-        self.batchSize = batchSize
-    }
-
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { identifiers.count }
-
-    /// - Complexity: O(1), or O(batchSize) when the batch holding `position` is read for the first time.
-    public subscript(position: Int) -> T {
-        let b = position / batchSize
-        if let batch = batches.made[b] { return batch[position - b * batchSize] }
-        let slice = identifiers[(b * batchSize)..<Swift.min(identifiers.count, (b + 1) * batchSize)]
-        let batch = slice.map { context.materialize($0, as: T.self) }
-        batches.made[b] = batch
-        return batch[position - b * batchSize]
-    }
-
-    /// How many batches have been made so far.
-    public var materializedBatches: Int { batches.made.count }
 }

@@ -126,9 +126,8 @@ struct QueryPlanner {
                 used.formUnion(uses)
             }
             let orderable =
-                singleValued
-                && sort.first.map { $0.followsIndexOrder && index.columns[safe: depth] == $0.attribute }
-                    ?? false
+                singleValued && depth < index.columns.count
+                && (sort.first.map { $0.followsIndexOrder && index.columns[depth] == $0.attribute } ?? false)
             guard depth > 0 || access.range != nil || orderable else { continue }
             access.candidates = count(access)
             access.exact = complete && used.count == conjuncts.count
@@ -199,8 +198,4 @@ struct QueryPlanner {
         }
         return out
     }
-}
-
-extension Array {
-    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -1,6 +1,11 @@
 import Foundation
 
 /// The result of a batch operation: the objects it changed and the commit that changed them.
+///
+/// ```swift
+/// let result = try store.batchDelete(Chore.self, where: #Predicate { $0.done })
+/// print(result.objects.count, result.sequence)
+/// ```
 public struct BatchResult: Sendable, Equatable {
     /// The objects inserted, updated or deleted (for a delete, the ones the predicate selected; delete rules may
     /// remove more, and the commit's change set lists them all).
@@ -47,6 +52,7 @@ public struct BatchRow<T: Model> {
     }
 
     /// An attribute's value in the row (its default until set).
+    /// - Complexity: O(1) after the first use of the key path.
     public subscript<V: PersistentValue>(keyPath: KeyPath<T, V>) -> V {
         get {
             let v = values[binding.attribute(ordinal(keyPath))]

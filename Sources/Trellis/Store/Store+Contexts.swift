@@ -7,6 +7,7 @@ extension Store {
     /// ```swift
     /// let store = try Store(models: [Project.self, Chore.self])
     /// ```
+    /// - Complexity: O(p) for p properties over all classes (each class is reflected once per process).
     public convenience init(models: [Model.Type]) throws {
         self.init(schema: try Schema(models: models))
     }
@@ -53,6 +54,7 @@ extension Store {
     }
 
     /// Runs `body` with a new root context on a background thread and returns at once.
+    /// - Complexity: O(1) for the caller.
     public func performBackgroundTask(_ body: @escaping @Sendable (ModelContext) -> Void) {
         DispatchQueue.global(qos: .userInitiated).async {
             body(ModelContext(self))
