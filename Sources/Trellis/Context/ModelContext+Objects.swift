@@ -111,11 +111,10 @@ extension ModelContext {
 
     // MARK: Property access from the wrappers
 
-    /// The value a managed object's attribute has in this context's view, or nil when the object no longer exists.
+    /// The value a managed object's attribute has in this context's view. An object deleted here but not yet saved
+    /// keeps reading its last values; nil when nothing holds the object any more.
     func attributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> Value? {
-        let view = self.view
-        guard view.exists(id) else { return nil }
-        return view.value(id, binding.attribute(ordinal))
+        view.value(id, binding.attribute(ordinal))
     }
 
     func setAttributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ value: Value) {

@@ -19,7 +19,8 @@
 ///
 /// An object starts unmanaged, holding its values itself. `ModelContext.insert(_:)` gives it a permanent `objectID`,
 /// and from then on its properties read and write the context's view of the store. Objects belong to one context
-/// and are not `Sendable`; pass `objectID`s between threads and ask the other context for `model(for:as:)`.
+/// and are not `Sendable`; pass `objectID`s between threads and ask the other context for `model(for:as:)`. An object
+/// deleted but not yet saved keeps reading its last values.
 open class Model: Hashable {
     /// The context that manages this object; nil until it is inserted.
     public internal(set) var modelContext: ModelContext?
