@@ -73,15 +73,7 @@ extension ModelContext {
     /// - Complexity: O(log n) per index probe.
     public func explain<T: Model>(_ descriptor: FetchDescriptor<T>) throws -> QueryPlan {
         let query = try compile(descriptor)
-        let access = query.executor.plan()
-        let layout = schema.layouts[Int(query.executor.entity)]
-        return QueryPlan(
-            entity: layout.name, access: access.kind,
-            index: access.index.map { _ in access.columns.map { layout.attributes[$0].name } }, bounds: access.bounds,
-            candidates: access.candidates, filters: !access.exact,
-            evaluatesOnObjects: query.executor.objectTest != nil || query.executor.objectOrder != nil,
-            sortedByIndex: access.kind == .orderedIndexScan,
-            pendingObjects: view.touched(entity: query.executor.entity).count)
+        return query.executor.explain(pending: view.touched(entity: query.executor.entity).count)
     }
 
     /// Deletes every object of `T` the predicate selects (all of them when nil) from this context's view, as pending

@@ -186,6 +186,21 @@ struct QueryExecutor {
     }
 }
 
+extension QueryExecutor {
+    /// The plan as `explain` reports it.
+    func explain(pending: Int) -> QueryPlan {
+        let access = plan()
+        let layout = view.schema.layouts[Int(entity)]
+        return QueryPlan(
+            entity: layout.name, access: access.kind,
+            index: access.index.map { _ in access.columns.map { layout.attributes[$0].name } }, bounds: access.bounds,
+            candidates: access.candidates, filters: !access.exact,
+            evaluatesOnObjects: objectTest != nil || objectOrder != nil,
+            sortedByIndex: access.kind == .orderedIndexScan,
+            pendingObjects: pending)
+    }
+}
+
 /// An object of the base snapshot, read attribute by attribute.
 struct SnapshotRow: QueryRow {
     let graph: Graph
