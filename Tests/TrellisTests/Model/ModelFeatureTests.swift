@@ -22,6 +22,14 @@ final class Person: Model {
     @Attribute var name = ""
 }
 
+class Stamped: Model {
+    @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+}
+
+final class Note: Stamped {
+    @Attribute var text = ""
+}
+
 /// What the model layer derives and how typed objects behave beyond plain attributes.
 @Suite struct ModelFeatureTests {
     @Test func relationshipsWithoutADeclaredInverseGetAHiddenOne() throws {
@@ -31,6 +39,20 @@ final class Person: Model {
         #expect(person.relationships.allSatisfy { $0.isToMany && $0.deleteRule == .nullify })
         #expect(schema.entities[0].indexes == [IndexDescription(["area", "code"], unique: true)])
         #expect(schema.entities[0].attributes[2].type == .int && schema.entities[0].attributes[3].type == .float)
+    }
+
+    @Test func inheritedPropertiesComeFirstAndWork() throws {
+        let store = try Store(models: [Note.self])
+        #expect(store.schema.entities[0].attributes.map(\.name) == ["created", "text"])
+        let context = ModelContext(store)
+        let note = Note()
+        note.text = "hello"
+        note.created = Date(timeIntervalSinceReferenceDate: 60)
+        context.insert(note)
+        try context.save()
+        let later = Date(timeIntervalSinceReferenceDate: 30)
+        let found = try ModelContext(store).fetch(FetchDescriptor<Note>(predicate: #Predicate { $0.created > later }))
+        #expect(found.map(\.text) == ["hello"])
     }
 
     @Test func enumsAndFloatsRoundTripAndQuery() throws {
