@@ -43,6 +43,8 @@ public final class Store: Sendable {
     /// Whether commits are refused because the store was opened read-only.
     public let isReadOnly: Bool
     private let closed = Mutex(false)
+    /// Model bindings and the view context (see Store+Contexts.swift).
+    let contexts = StoreContexts()
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
