@@ -13,9 +13,12 @@ final class Ticket: Sendable {
         done.signal()
     }
 
-    /// Blocks until the ticket is completed; rethrows its error.
+    /// Blocks until the ticket is completed; rethrows its error. Any number of waits may be made, before or after
+    /// completion.
     func wait() throws {
         done.wait()
+        // Pass the signal on, so the next waiter (or a later wait) does not block: a latch, not a handoff.
+        done.signal()
         if let error = outcome.withLock({ $0 }) { throw error }
     }
 }

@@ -22,6 +22,7 @@ import Testing
         defer { try? reopened.close() }
         #expect(reopened.recoveryReport?.checkpointSequence ?? 0 > 0 || compactions == 0)
         #expect(GraphEquality.differences(live, reopened.snapshot) == [])
+        #expect(reopened.snapshot.invariantViolations() == [])
         #expect(reopened.recoveryReport?.droppedBytes == 0)
         // IDs are never reused: the next insert gets a serial above every one ever allocated.
         var tx = reopened.transaction()

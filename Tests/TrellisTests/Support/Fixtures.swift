@@ -2,19 +2,6 @@ import Foundation
 
 @testable import Trellis
 
-/// A deterministic random stream (splitmix64), so every failing case can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum Fixtures {
     /// Folders in a tree (cascade down, nullify up), notes in folders, tags shared by notes, an account that denies
     /// deletion while it owns notes, and a log that keeps dangling references (no action).

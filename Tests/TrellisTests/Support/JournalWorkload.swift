@@ -10,17 +10,22 @@ enum JournalWorkload {
             "Folder", attributes: [AttributeDescription("name", .string), AttributeDescription("rank", .int)],
             relationships: [
                 RelationshipDescription("parent", to: "Folder", inverse: "children"),
-                RelationshipDescription("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                RelationshipDescription(
+                    "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
                 RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade),
             ]),
         EntityDescription(
             "Item",
             attributes: [
-                AttributeDescription("title", .string), AttributeDescription("score", .double), AttributeDescription("count", .int64),
+                AttributeDescription("title", .string), AttributeDescription("score", .double),
+                AttributeDescription("count", .int64),
                 AttributeDescription("done", .bool, optional: true), AttributeDescription("due", .date, optional: true),
-                AttributeDescription("note", .data, optional: true), AttributeDescription("ident", .uuid, optional: true),
-                AttributeDescription("link", .url, optional: true), AttributeDescription("price", .decimal, optional: true),
-                AttributeDescription("small", .int16, default: 0), AttributeDescription("ratio", .float, optional: true),
+                AttributeDescription("note", .data, optional: true),
+                AttributeDescription("ident", .uuid, optional: true),
+                AttributeDescription("link", .url, optional: true),
+                AttributeDescription("price", .decimal, optional: true),
+                AttributeDescription("small", .int16, default: 0),
+                AttributeDescription("ratio", .float, optional: true),
             ],
             relationships: [
                 RelationshipDescription("folder", to: "Folder", inverse: "items"),
