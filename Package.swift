@@ -27,7 +27,8 @@ let package = Package(
         .executableTarget(
             name: "trellis",
             dependencies: ["Trellis"],
-            path: "Tools/trellis"
+            path: "Tools/trellis",
+            exclude: ["README.md"]
         ),
         .executableTarget(
             name: "trellis-bench",

@@ -6,9 +6,12 @@ import Trellis
 /// line, each with a message that says what is wrong; `--help` everywhere.
 @Suite struct OpenAndUsageTests {
     @Test func compactRefusesWithExitThreeWhileAWriterHoldsTheStore() throws {
-        let directory = try Fixture.make(Fixture.newDirectory())
+        let directory = Fixture.newDirectory()
         defer { Fixture.cleanUp(directory) }
+        // The writer is the store's first and only open in this process: closing a store and reopening it at once,
+        // while other tests spawn processes, can find the lock still held by a child between fork and exec.
         let writer = try Store(directory: directory, schema: Fixture.schema)
+        try writer.write { tx in _ = try tx.insert("Folder", ["name": "Inbox"]) }
         let result = try Tool.run(["compact", directory.path])
         #expect(result.status == 3, "\(result)")
         #expect(result.stderr.contains("another process holds it open for writing"), "\(result)")

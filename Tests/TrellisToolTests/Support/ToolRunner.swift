@@ -56,9 +56,9 @@ enum Tool {
         let outURL = scratch.appendingPathComponent("out")
         let errURL = scratch.appendingPathComponent("err")
         let inURL = scratch.appendingPathComponent("in")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        FileManager.default.createFile(atPath: inURL.path, contents: Data((stdin ?? "").utf8))
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
+        try Data((stdin ?? "").utf8).write(to: inURL)
 
         let process = Process()
         process.executableURL = binary
