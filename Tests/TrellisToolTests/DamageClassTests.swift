@@ -40,6 +40,14 @@ import Testing
         let found = try problems(store)
         expectProblem(found, "torn tail", file: last.file, offset: last.offset)
         #expect(found.count == 1)
+        // The other read commands still describe the store, and say it is damaged with exit 1.
+        let info = try Tool.run(["info", store.path, "--json"])
+        #expect(info.status == 1, "\(info)")
+        #expect(try info.json()["problemCount"] as? Int == 1)
+        #expect(try info.json()["objectCounts"] as? [String: Int] == ["Folder": 1, "Note": 4])
+        let dump = try Tool.run(["dump", store.path])
+        #expect(dump.status == 1)
+        #expect(dump.stderr.contains("damage: \(last.file) at offset \(last.offset): torn tail"), "\(dump)")
     }
 
     @Test func flippedPayloadByteIsAChecksumProblem() throws {
