@@ -1,0 +1,94 @@
+import Foundation
+import Trellis
+
+/// The workload's schema for Trellis, with every key resolved once so the hot loops skip name lookups.
+struct TrellisModel: Sendable {
+    let schema: Schema
+    let item: UInt32
+    let folder: UInt32
+    let id: AttributeKey
+    let title: AttributeKey
+    let score: AttributeKey
+    let flag: AttributeKey
+    let created: AttributeKey
+    let n1: AttributeKey
+    let n2: AttributeKey
+    let n3: AttributeKey
+    let n4: AttributeKey
+    let n5: AttributeKey
+    let idIndex: IndexKey
+    let scoreIndex: IndexKey
+
+    init() throws {
+        let schema = try Schema([
+            Entity(
+                "Item",
+                attributes: [
+                    Attribute("id", .int64), Attribute("title", .string), Attribute("score", .double),
+                    Attribute("flag", .bool), Attribute("created", .date), Attribute("n1", .int64),
+                    Attribute("n2", .int64), Attribute("n3", .int64), Attribute("n4", .int64),
+                    Attribute("n5", .int64),
+                ],
+                indexes: [.unique("id"), .on("score")]),
+            Entity(
+                "Folder", attributes: [Attribute("name", .string)],
+                relationships: [
+                    Relationship("parent", to: "Folder", inverse: "children"),
+                    Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                ]),
+        ])
+        self.schema = schema
+        item = try schema.entityNumber("Item")
+        folder = try schema.entityNumber("Folder")
+        id = try schema.attribute("Item", "id")
+        title = try schema.attribute("Item", "title")
+        score = try schema.attribute("Item", "score")
+        flag = try schema.attribute("Item", "flag")
+        created = try schema.attribute("Item", "created")
+        n1 = try schema.attribute("Item", "n1")
+        n2 = try schema.attribute("Item", "n2")
+        n3 = try schema.attribute("Item", "n3")
+        n4 = try schema.attribute("Item", "n4")
+        n5 = try schema.attribute("Item", "n5")
+        idIndex = try schema.index("Item", ["id"])
+        scoreIndex = try schema.index("Item", ["score"])
+    }
+
+    /// An item as a full row in schema order, for `Transaction.insert(entity:row:)`.
+    @inline(__always)
+    func row(_ item: ItemData) -> [Value] {
+        [
+            .int(item.id), .string(item.title), .double(item.score), .bool(item.flag),
+            .date(Date(timeIntervalSince1970: item.created)), .int(item.n1), .int(item.n2), .int(item.n3),
+            .int(item.n4), .int(item.n5),
+        ]
+    }
+}
+
+/// How the bench opens a Trellis store: the one place to change when the directory-backed store lands.
+enum TrellisStorage {
+    /// Shown in the report's machine line and JSON.
+    static let description = "in-memory (journal not yet merged)"
+    /// Shown next to every figure that commits: until the journal lands, no Trellis commit writes to disk.
+    static let caveat: String? = "in-memory: journal not yet merged"
+
+    /// Whether a store survives `close()` and opens again with its objects.
+    static let isPersistent = false
+
+    /// Opens (or creates) the store for one engine run under `directory`.
+    static func open(directory: String, model: TrellisModel) throws -> Store {
+        Store(schema: model.schema)
+    }
+
+    /// Sets the durability of the following commits; a no-op while the store lives in memory.
+    static func setDurability(_ durability: Durability, of store: Store) throws {}
+
+    /// Closes the store (flushing what it still buffers); nothing to do in memory.
+    static func close(_ store: Store) throws {}
+
+    /// Compacts the store; false while there is nothing on disk to compact.
+    static func compact(_ store: Store) throws -> Bool { false }
+
+    /// Bytes the store holds on disk; nil while it lives in memory.
+    static func bytesOnDisk(directory: String) -> Int? { nil }
+}
