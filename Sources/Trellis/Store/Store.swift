@@ -58,6 +58,10 @@ public final class Store: Sendable {
                 return Commit(sequence: head.sequence, changes: ChangeSet(), snapshot: head)
             }
             let (next, changes) = try CommitResolver.resolve(transaction, on: head)
+            if changes.isEmpty {
+                // Nothing to do after resolution (a link that already exists): no sequence number is spent.
+                return Commit(sequence: head.sequence, changes: changes, snapshot: head)
+            }
             head = next
             published.withLock { $0 = next }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
