@@ -22,6 +22,7 @@ enum Report {
         lines.append("trellis-bench: scale \(format(options.scale)) (N = \(options.itemCount) items), \(runs)")
         lines.append("machine: \(machine.line)")
         lines.append("Trellis store: \(machine.trellisStorage)")
+        if machine.build != "release" { lines.append("warning: a \(machine.build) build; only release figures count") }
         lines.append("")
         for (i, row) in rows.enumerated() {
             let cells = row.enumerated().map { c, text in
