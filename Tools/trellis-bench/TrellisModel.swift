@@ -21,20 +21,24 @@ struct TrellisModel: Sendable {
 
     init() throws {
         let schema = try Schema([
-            Entity(
+            EntityDescription(
                 "Item",
                 attributes: [
-                    Attribute("id", .int64), Attribute("title", .string), Attribute("score", .double),
-                    Attribute("flag", .bool), Attribute("created", .date), Attribute("n1", .int64),
-                    Attribute("n2", .int64), Attribute("n3", .int64), Attribute("n4", .int64),
-                    Attribute("n5", .int64),
+                    AttributeDescription("id", .int64), AttributeDescription("title", .string),
+                    AttributeDescription("score", .double),
+                    AttributeDescription("flag", .bool), AttributeDescription("created", .date),
+                    AttributeDescription("n1", .int64),
+                    AttributeDescription("n2", .int64), AttributeDescription("n3", .int64),
+                    AttributeDescription("n4", .int64),
+                    AttributeDescription("n5", .int64),
                 ],
                 indexes: [.unique("id"), .on("score")]),
-            Entity(
-                "Folder", attributes: [Attribute("name", .string)],
+            EntityDescription(
+                "Folder", attributes: [AttributeDescription("name", .string)],
                 relationships: [
-                    Relationship("parent", to: "Folder", inverse: "children"),
-                    Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("parent", to: "Folder", inverse: "children"),
+                    RelationshipDescription(
+                        "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
                 ]),
         ])
         self.schema = schema
