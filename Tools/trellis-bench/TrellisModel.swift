@@ -20,18 +20,13 @@ struct TrellisModel: Sendable {
     let scoreIndex: IndexKey
 
     init() throws {
+        let itemAttributes: [(String, AttributeType)] = [
+            ("id", .int64), ("title", .string), ("score", .double), ("flag", .bool), ("created", .date),
+            ("n1", .int64), ("n2", .int64), ("n3", .int64), ("n4", .int64), ("n5", .int64),
+        ]
         let schema = try Schema([
             EntityDescription(
-                "Item",
-                attributes: [
-                    AttributeDescription("id", .int64), AttributeDescription("title", .string),
-                    AttributeDescription("score", .double),
-                    AttributeDescription("flag", .bool), AttributeDescription("created", .date),
-                    AttributeDescription("n1", .int64),
-                    AttributeDescription("n2", .int64), AttributeDescription("n3", .int64),
-                    AttributeDescription("n4", .int64),
-                    AttributeDescription("n5", .int64),
-                ],
+                "Item", attributes: itemAttributes.map { AttributeDescription($0.0, $0.1) },
                 indexes: [.unique("id"), .on("score")]),
             EntityDescription(
                 "Folder", attributes: [AttributeDescription("name", .string)],
