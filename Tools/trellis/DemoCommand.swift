@@ -49,19 +49,21 @@ struct Demo {
     let depth: Int
 
     static let schema: Schema = try! Schema([
-        Entity(
-            "Folder", attributes: [Attribute("name", .string)],
+        EntityDescription(
+            "Folder", attributes: [AttributeDescription("name", .string)],
             relationships: [
-                Relationship("parent", to: "Folder", inverse: "children"),
-                Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
-                Relationship("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade),
+                RelationshipDescription("parent", to: "Folder", inverse: "children"),
+                RelationshipDescription(
+                    "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade),
             ], indexes: [.on("name")]),
-        Entity(
+        EntityDescription(
             "Item",
             attributes: [
-                Attribute("title", .string), Attribute("rank", .int), Attribute("done", .bool, default: false),
+                AttributeDescription("title", .string), AttributeDescription("rank", .int),
+                AttributeDescription("done", .bool, default: false),
             ],
-            relationships: [Relationship("folder", to: "Folder", inverse: "items")],
+            relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")],
             indexes: [.on("rank")]),
     ])
 

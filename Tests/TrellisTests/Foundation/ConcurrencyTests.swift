@@ -10,7 +10,8 @@ import Testing
     /// snapshot any reader sees keeps the total, and readers never wait for the writer.
     @Test func readersSeeOnlyConsistentSnapshotsWhileAWriterCommits() throws {
         let schema = try Schema([
-            Entity("Wallet", attributes: [Attribute("owner", .string), Attribute("amount", .int)])
+            EntityDescription(
+                "Wallet", attributes: [AttributeDescription("owner", .string), AttributeDescription("amount", .int)])
         ])
         let store = Store(schema: schema)
         let wallets = 50

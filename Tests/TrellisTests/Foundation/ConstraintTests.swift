@@ -72,12 +72,15 @@ import Testing
 
     @Test func relationshipCountBoundsAreChecked() throws {
         let schema = try Schema([
-            Entity(
-                "Team", attributes: [Attribute("name", .string)],
+            EntityDescription(
+                "Team", attributes: [AttributeDescription("name", .string)],
                 relationships: [
-                    Relationship("members", to: "Person", inverse: "team", toMany: true, minCount: 1, maxCount: 2)
+                    RelationshipDescription(
+                        "members", to: "Person", inverse: "team", toMany: true, minCount: 1, maxCount: 2)
                 ]),
-            Entity("Person", relationships: [Relationship("team", to: "Team", inverse: "members", optional: false)]),
+            EntityDescription(
+                "Person",
+                relationships: [RelationshipDescription("team", to: "Team", inverse: "members", optional: false)]),
         ])
         let store = Store(schema: schema)
         let empty = try commitError(store) { tx in try tx.insert("Team", ["name": "empty"]) }

@@ -6,11 +6,12 @@ import Testing
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeExampleCascadesAndKeepsTheOldSnapshot() throws {
         let schema = try Schema([
-            Entity(
-                "Folder", attributes: [Attribute("name", .string)],
+            EntityDescription(
+                "Folder", attributes: [AttributeDescription("name", .string)],
                 relationships: [
-                    Relationship("parent", to: "Folder", inverse: "children"),
-                    Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("parent", to: "Folder", inverse: "children"),
+                    RelationshipDescription(
+                        "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
                 ], indexes: [.on("name")])
         ])
         let store = Store(schema: schema)

@@ -3,7 +3,7 @@ import Testing
 @testable import Trellis
 
 @Suite struct SchemaValidationTests {
-    private func invalid(_ entities: [Entity]) -> String? {
+    private func invalid(_ entities: [EntityDescription]) -> String? {
         do {
             _ = try Schema(entities)
             return nil
@@ -17,50 +17,60 @@ import Testing
 
     @Test func missingInverseIsRefusedNamingIt() {
         let message = invalid([
-            Entity("A", relationships: [Relationship("b", to: "B", inverse: "a")]),
-            Entity("B"),
+            EntityDescription("A", relationships: [RelationshipDescription("b", to: "B", inverse: "a")]),
+            EntityDescription("B"),
         ])
         #expect(message?.contains("'B.a'") == true)
     }
 
     @Test func mismatchedInverseIsRefused() {
         let message = invalid([
-            Entity("A", relationships: [Relationship("b", to: "B", inverse: "a")]),
-            Entity("B", relationships: [Relationship("a", to: "A", inverse: "other")]),
+            EntityDescription("A", relationships: [RelationshipDescription("b", to: "B", inverse: "a")]),
+            EntityDescription("B", relationships: [RelationshipDescription("a", to: "A", inverse: "other")]),
         ])
         #expect(message?.contains("do not point at each other") == true)
     }
 
     @Test func duplicateEntityAttributeAndPropertyNamesAreRefused() {
-        #expect(invalid([Entity("A"), Entity("A")])?.contains("duplicate entity name 'A'") == true)
         #expect(
-            invalid([Entity("A", attributes: [Attribute("x", .int), Attribute("x", .string)])])?
-                .contains("duplicate attribute name 'x'") == true)
+            invalid([EntityDescription("A"), EntityDescription("A")])?.contains("duplicate entity name 'A'") == true)
         #expect(
             invalid([
-                Entity(
-                    "A", attributes: [Attribute("b", .int)], relationships: [Relationship("b", to: "A", inverse: "b")])
+                EntityDescription(
+                    "A", attributes: [AttributeDescription("x", .int), AttributeDescription("x", .string)])
+            ])?
+            .contains("duplicate attribute name 'x'") == true)
+        #expect(
+            invalid([
+                EntityDescription(
+                    "A", attributes: [AttributeDescription("b", .int)],
+                    relationships: [RelationshipDescription("b", to: "A", inverse: "b")])
             ])?.contains("duplicate property name 'b'") == true)
     }
 
     @Test func unknownTargetIsRefused() {
-        let message = invalid([Entity("A", relationships: [Relationship("b", to: "Nope", inverse: "a")])])
+        let message = invalid([
+            EntityDescription("A", relationships: [RelationshipDescription("b", to: "Nope", inverse: "a")])
+        ])
         #expect(message?.contains("unknown entity 'Nope'") == true)
     }
 
     @Test func indexOnMissingAttributeIsRefused() {
-        let message = invalid([Entity("A", attributes: [Attribute("x", .int)], indexes: [.on("x", "y")])])
+        let message = invalid([
+            EntityDescription("A", attributes: [AttributeDescription("x", .int)], indexes: [.on("x", "y")])
+        ])
         #expect(message?.contains("missing attribute 'y'") == true)
     }
 
     @Test func defaultOfTheWrongTypeIsRefused() {
-        let message = invalid([Entity("A", attributes: [Attribute("x", .int8, default: 300)])])
+        let message = invalid([EntityDescription("A", attributes: [AttributeDescription("x", .int8, default: 300)])])
         #expect(message?.contains("is not a Int8") == true)
     }
 
     @Test func selfInverseToManyIsAllowedAndSymmetric() throws {
         let schema = try Schema([
-            Entity("P", relationships: [Relationship("friends", to: "P", inverse: "friends", toMany: true)])
+            EntityDescription(
+                "P", relationships: [RelationshipDescription("friends", to: "P", inverse: "friends", toMany: true)])
         ])
         let store = Store(schema: schema)
         var tx = store.transaction()
@@ -86,7 +96,7 @@ import Testing
 
     @Test func uniqueAndOrderedIndexOnTheSameAttributesShareOneTree() throws {
         let schema = try Schema([
-            Entity("A", attributes: [Attribute("x", .int)], indexes: [.on("x"), .unique("x")])
+            EntityDescription("A", attributes: [AttributeDescription("x", .int)], indexes: [.on("x"), .unique("x")])
         ])
         #expect(schema.layouts[0].indexes.count == 1)
         #expect(schema.layouts[0].indexes[0].isUnique)

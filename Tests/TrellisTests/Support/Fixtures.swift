@@ -2,55 +2,49 @@ import Foundation
 
 @testable import Trellis
 
-/// A deterministic random stream (splitmix64), so every failing case can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum Fixtures {
     /// Folders in a tree (cascade down, nullify up), notes in folders, tags shared by notes, an account that denies
     /// deletion while it owns notes, and a log that keeps dangling references (no action).
     static func outlineSchema() throws -> Schema {
         try Schema([
-            Entity(
-                "Folder", attributes: [Attribute("name", .string), Attribute("rank", .int, default: 0)],
+            EntityDescription(
+                "Folder",
+                attributes: [AttributeDescription("name", .string), AttributeDescription("rank", .int, default: 0)],
                 relationships: [
-                    Relationship("parent", to: "Folder", inverse: "children"),
-                    Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
-                    Relationship("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("parent", to: "Folder", inverse: "children"),
+                    RelationshipDescription(
+                        "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                    RelationshipDescription("notes", to: "Note", inverse: "folder", toMany: true, deleteRule: .cascade),
                 ], indexes: [.on("name")]),
-            Entity(
+            EntityDescription(
                 "Note",
                 attributes: [
-                    Attribute("title", .string), Attribute("body", .string, optional: true),
-                    Attribute("due", .date, optional: true), Attribute("score", .double, default: 0),
-                    Attribute("done", .bool, default: false),
+                    AttributeDescription("title", .string), AttributeDescription("body", .string, optional: true),
+                    AttributeDescription("due", .date, optional: true),
+                    AttributeDescription("score", .double, default: 0),
+                    AttributeDescription("done", .bool, default: false),
                 ],
                 relationships: [
-                    Relationship("folder", to: "Folder", inverse: "notes"),
-                    Relationship("tags", to: "Tag", inverse: "notes", toMany: true),
-                    Relationship("owner", to: "Account", inverse: "notes"),
-                    Relationship("log", to: "LogEntry", inverse: "note", toMany: true, deleteRule: .noAction),
+                    RelationshipDescription("folder", to: "Folder", inverse: "notes"),
+                    RelationshipDescription("tags", to: "Tag", inverse: "notes", toMany: true),
+                    RelationshipDescription("owner", to: "Account", inverse: "notes"),
+                    RelationshipDescription(
+                        "log", to: "LogEntry", inverse: "note", toMany: true, deleteRule: .noAction),
                 ], indexes: [.on("score"), .on("due")]),
-            Entity(
-                "Tag", attributes: [Attribute("label", .string)],
-                relationships: [Relationship("notes", to: "Note", inverse: "tags", toMany: true)],
+            EntityDescription(
+                "Tag", attributes: [AttributeDescription("label", .string)],
+                relationships: [RelationshipDescription("notes", to: "Note", inverse: "tags", toMany: true)],
                 indexes: [.unique("label")]),
-            Entity(
-                "Account", attributes: [Attribute("email", .string), Attribute("region", .string)],
-                relationships: [Relationship("notes", to: "Note", inverse: "owner", toMany: true, deleteRule: .deny)],
+            EntityDescription(
+                "Account",
+                attributes: [AttributeDescription("email", .string), AttributeDescription("region", .string)],
+                relationships: [
+                    RelationshipDescription("notes", to: "Note", inverse: "owner", toMany: true, deleteRule: .deny)
+                ],
                 indexes: [.unique("email"), .unique("region", "email")]),
-            Entity(
-                "LogEntry", attributes: [Attribute("text", .string)],
-                relationships: [Relationship("note", to: "Note", inverse: "log")]),
+            EntityDescription(
+                "LogEntry", attributes: [AttributeDescription("text", .string)],
+                relationships: [RelationshipDescription("note", to: "Note", inverse: "log")]),
         ])
     }
 
