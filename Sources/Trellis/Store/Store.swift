@@ -29,6 +29,8 @@ public final class Store: Sendable {
     /// Serialises commits; holds the newest committed version.
     private let writer: Mutex<Graph>
     private let observers = Mutex<ObserverList>(ObserverList())
+    /// Model bindings and the view context (see Store+Contexts.swift).
+    let contexts = StoreContexts()
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
