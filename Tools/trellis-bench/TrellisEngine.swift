@@ -168,10 +168,11 @@ struct TrellisReadProbe: ReadProbe {
     let store: Store
     let model: TrellisModel
 
+    /// `count(Item where flag == true)` through the query planner, as an app would ask it.
+    static let flagged = DynamicQuery("Item", where: .equal("flag", true))
+
     func countFlagged() throws -> Int {
-        var count = 0
-        for row in store.snapshot.rows(entity: model.item) where row.bool(model.flag) == true { count += 1 }
-        return count
+        try store.snapshot.count(Self.flagged)
     }
 
     func titleLength(id: Int64) throws -> Int {
