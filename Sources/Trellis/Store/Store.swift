@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A published version of the graph: immutable, shareable across threads, readable without locks for as long as
@@ -20,15 +21,28 @@ public struct Commit: Sendable {
 /// try store.commit(tx)
 /// let snapshot = store.snapshot                          // O(1); read it on any thread
 /// print(try snapshot.value(inbox, "name") ?? .null)
+///
+/// let saved = try Store(directory: url, schema: schema)  // on disk: a journal, recovered at open
+/// defer { try? saved.close() }
 /// ```
 public final class Store: Sendable {
     public let schema: Schema
     let allocator: SerialAllocator
     /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
     private let published: Mutex<Graph>
-    /// Serialises commits; holds the newest committed version.
+    /// Serialises commits; holds the newest committed version (in `.perCommit` durability it may be ahead of the
+    /// published one by the commits waiting for their sync: the next commit builds on it).
     private let writer: Mutex<Graph>
     private let observers = Mutex<ObserverList>(ObserverList())
+    /// The journal of a directory store open for writing; nil in memory and read-only.
+    let journal: Journal?
+    /// The directory the store lives in; nil for an in-memory store.
+    public let directory: URL?
+    /// What opening the directory found and did; nil for an in-memory store.
+    public let recoveryReport: RecoveryReport?
+    /// Whether commits are refused because the store was opened read-only.
+    public let isReadOnly: Bool
+    private let closed = Mutex(false)
     /// Model bindings and the view context (see Store+Contexts.swift).
     let contexts = StoreContexts()
 
@@ -39,7 +53,39 @@ public final class Store: Sendable {
         self.allocator = SerialAllocator(after: graph.maxSerials)
         self.published = Mutex(graph)
         self.writer = Mutex(graph)
+        self.journal = nil
+        self.directory = nil
+        self.recoveryReport = nil
+        self.isReadOnly = false
     }
+
+    /// Opens the store in `directory`, creating it (owner-only permissions) when it does not exist, and recovers
+    /// it: the newest checkpoint, then the journal after it, with damage handled by `options.recovery`.
+    ///
+    /// Only one process (and one `Store`) may open a directory for writing; another gets `TrellisError.locked`.
+    /// Read-only opens take no lock. A store written with a different schema throws `.schemaMismatch`.
+    public init(directory: URL, schema: Schema, options: StoreOptions = StoreOptions()) throws {
+        let opened = try StoreOpener.open(directory: directory.path, schema: schema, options: options)
+        self.schema = schema
+        self.allocator = SerialAllocator(after: opened.graph.maxSerials)
+        self.published = Mutex(opened.graph)
+        self.writer = Mutex(opened.graph)
+        self.journal = opened.journal
+        self.directory = directory
+        self.recoveryReport = opened.report
+        self.isReadOnly = options.readOnly
+        journal?.start { [weak self] commits in self?.publishDurable(commits) }
+        if opened.needsRewrite {
+            do {
+                try journal?.rewriteAfterSalvage()
+            } catch {
+                try? journal?.close()
+                throw error
+            }
+        }
+    }
+
+    deinit { try? journal?.close() }
 
     /// The newest published version of the graph.
     /// - Complexity: O(1); never waits for a commit in progress.
@@ -52,24 +98,38 @@ public final class Store: Sendable {
     ///
     /// A failed commit changes nothing and throws a `TrellisError` saying what was wrong with which object.
     /// - Complexity: in proportion to the transaction's change (after delete rules), not to the store.
+    /// In a directory store with `.perCommit` durability (the default) it returns once the commit is durable, and
+    /// readers see it only from then on; concurrent commits share one sync. If the journal cannot write or sync,
+    /// the commit throws (it is not acknowledged) and the store turns read-only until reopened.
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
-        let commit: Commit = try writer.withLock { head in
+        let (commit, durable): (Commit, Ticket?) = try writer.withLock { head in
+            // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
+            // hold commits that are not durable yet, which no reader may see.
             if transaction.isEmpty {
-                return Commit(sequence: head.sequence, changes: ChangeSet(), snapshot: head)
+                let current = published.withLock { $0 }
+                return (Commit(sequence: current.sequence, changes: ChangeSet(), snapshot: current), nil)
             }
+            try checkWritable()
             let (next, changes) = try CommitResolver.resolve(transaction, on: head)
             if changes.isEmpty {
                 // Nothing to do after resolution (a link that already exists): no sequence number is spent.
-                return Commit(sequence: head.sequence, changes: changes, snapshot: head)
+                let current = published.withLock { $0 }
+                return (Commit(sequence: current.sequence, changes: changes, snapshot: current), nil)
             }
-            head = next
-            published.withLock { $0 = next }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
-            notify(commit)
-            return commit
+            // Queued inside the lock so records reach the journal in sequence order.
+            let durable = try journal?.record(commit)
+            head = next
+            if durable == nil {
+                published.withLock { $0 = next }
+                notify(commit)
+            }
+            return (commit, durable)
         }
+        // Waiting outside the lock lets the next commit build on this one and share its sync.
+        try durable?.wait()
         return commit
     }
 
@@ -82,10 +142,54 @@ public final class Store: Sendable {
         return result
     }
 
+    // MARK: Durability
+
+    /// Returns once every commit made before the call is durable (a no-op in memory and in `.perCommit` mode for
+    /// commits that returned). Throws the store's failure.
+    public func flush() throws {
+        guard !isReadOnly else { return }
+        try journal?.flush()
+    }
+
+    /// Writes a checkpoint of the current version in the background and drops the journal it replaces; returns
+    /// when that is committed. Readers and writers carry on meanwhile. A no-op in memory.
+    public func compact() throws {
+        guard !isReadOnly else { throw TrellisError(.readOnly, "the store is open read-only; it cannot compact") }
+        try journal?.compact()
+    }
+
+    /// Writes and syncs every commit, waits for a running compaction, closes the files and releases the writer
+    /// lock. Later commits throw `.readOnly`. Throws the store's failure if it failed at any time.
+    public func close() throws {
+        let wasClosed = writer.withLock { _ in
+            closed.withLock { c in
+                defer { c = true }
+                return c
+            }
+        }
+        if !wasClosed { try journal?.close() }
+    }
+
+    /// The error that stopped the store writing, if one did.
+    public var failure: TrellisError? { journal?.failure }
+
+    private func checkWritable() throws {
+        if isReadOnly { throw TrellisError(.readOnly, "the store is open read-only") }
+        if closed.withLock({ $0 }) { throw TrellisError(.readOnly, "the store is closed") }
+        if let failure = journal?.failure { throw failure }
+    }
+
+    /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
+    private func publishDurable(_ commits: [Commit]) {
+        guard let last = commits.last else { return }
+        published.withLock { $0 = last.snapshot }
+        for commit in commits { notify(commit) }
+    }
+
     // MARK: Observers
 
-    /// Calls `handler` after every commit, in commit order, on the committing thread; keep it short (hop to your
-    /// own actor or queue). Observation ends when the returned token is cancelled or released.
+    /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: on
+    /// the store's flusher thread, once the commit is durable); keep it short (hop to your own actor or queue). Observation ends when the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let id = observers.withLock { $0.add(handler) }
         return ObservationToken { [weak self] in self?.observers.withLock { $0.remove(id) } }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The binary form of a `ChangeSet`: the payload of a journal record before compression.
+///
+/// Layout (every count and number a LEB128 varint unless noted; values as in `ValueCodec`):
+///
+///     inserts:  count, then per insert:  entity, serial, value count, values…
+///     updates:  count, then per update:  entity, serial, change count, then per change: attribute, old, new
+///     edits:    count, then per edit:    kind (1 link, 2 unlink), source entity, source serial, relationship,
+///                                        target entity, target serial
+///     deletes:  count, then per delete:  entity, serial, value count, values…,
+///                                        relationship count, then per relationship: target count, target serials…
+///                                        (target entity from the schema)
+///
+/// Positions, not names, identify attributes and relationships: the schema stored in the segment header says what
+/// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
+enum ChangeSetCodec {
+    static func encode(_ changes: ChangeSet, schema: Schema) -> [UInt8] {
+        var w = ByteWriter(capacity: 64 + changes.inserts.count * 32)
+        w.varint(changes.inserts.count)
+        for insert in changes.inserts {
+            w.varint(UInt64(insert.id.entity))
+            w.varint(insert.id.serial)
+            w.varint(insert.values.count)
+            for v in insert.values { w.value(v) }
+        }
+        w.varint(changes.updates.count)
+        for update in changes.updates {
+            w.varint(UInt64(update.id.entity))
+            w.varint(update.id.serial)
+            w.varint(update.changes.count)
+            for change in update.changes {
+                w.varint(change.attribute)
+                w.value(change.old)
+                w.value(change.new)
+            }
+        }
+        w.varint(changes.edits.count)
+        for edit in changes.edits {
+            w.u8(edit.kind.rawValue)
+            w.varint(UInt64(edit.source.entity))
+            w.varint(edit.source.serial)
+            w.varint(edit.relationship)
+            w.varint(UInt64(edit.target.entity))
+            w.varint(edit.target.serial)
+        }
+        w.varint(changes.deletes.count)
+        for delete in changes.deletes {
+            w.varint(UInt64(delete.id.entity))
+            w.varint(delete.id.serial)
+            w.varint(delete.values.count)
+            for v in delete.values { w.value(v) }
+            w.varint(delete.relationships.count)
+            for targets in delete.relationships {
+                w.varint(targets.count)
+                for t in targets { w.varint(t.serial) }
+            }
+        }
+        return w.bytes
+    }
+
+    /// Decodes a payload; the schema names the target entity of each deleted object's relationships. Throws
+    /// `TrellisError.corrupt` for anything that does not parse or does not fit the schema's shape.
+    static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws -> ChangeSet {
+        var r = ByteReader(bytes, context: context)
+        var changes = ChangeSet()
+        let entityCount = schema.layouts.count
+        func entity() throws -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }
+
+        let inserts = try r.count(minimumBytes: 3)
+        changes.inserts.reserveCapacity(inserts)
+        for _ in 0..<inserts {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count()
+            var values: [Value] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.value()) }
+            changes.inserts.append(.init(id: id, values: values))
+        }
+        let updates = try r.count(minimumBytes: 3)
+        changes.updates.reserveCapacity(updates)
+        for _ in 0..<updates {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count(minimumBytes: 3)
+            var update = ChangeSet.Update(id: id, changes: [])
+            update.changes.reserveCapacity(n)
+            for _ in 0..<n {
+                let attribute = try r.int(limit: Int(UInt32.max))
+                update.changes.append(.init(attribute: attribute, old: try r.value(), new: try r.value()))
+            }
+            changes.updates.append(update)
+        }
+        let edits = try r.count(minimumBytes: 6)
+        changes.edits.reserveCapacity(edits)
+        for _ in 0..<edits {
+            let rawKind = try r.u8()
+            guard let kind = ChangeSet.RelationshipEdit.Kind(rawValue: rawKind) else {
+                throw r.failure("unknown edit kind \(rawKind)")
+            }
+            let source = ObjectID(entity: try entity(), serial: try r.varint())
+            let relationship = try r.int(limit: Int(UInt32.max))
+            let target = ObjectID(entity: try entity(), serial: try r.varint())
+            changes.edits.append(.init(kind, source: source, relationship: relationship, target: target))
+        }
+        let deletes = try r.count(minimumBytes: 4)
+        changes.deletes.reserveCapacity(deletes)
+        for _ in 0..<deletes {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count()
+            var values: [Value] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.value()) }
+            let relationships = schema.layouts[Int(id.entity)].relationships
+            let k = try r.count()
+            guard k == relationships.count else {
+                throw r.failure("delete of \(id) lists \(k) relationships; its entity has \(relationships.count)")
+            }
+            var links: [[ObjectID]] = []
+            links.reserveCapacity(k)
+            for rel in relationships {
+                let m = try r.count()
+                var targets: [ObjectID] = []
+                targets.reserveCapacity(m)
+                for _ in 0..<m { targets.append(ObjectID(entity: rel.target, serial: try r.varint())) }
+                links.append(targets)
+            }
+            changes.deletes.append(.init(id: id, values: values, relationships: links))
+        }
+        guard r.isAtEnd else { throw r.failure("\(r.remaining) unexpected trailing bytes") }
+        return changes
+    }
+}

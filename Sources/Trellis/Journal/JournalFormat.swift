@@ -1,0 +1,226 @@
+/// Constants of the on-disk format, version 1 (`journal-format.md` at the repository root explains each choice).
+enum JournalFormat {
+    static let version: UInt16 = 1
+    /// PNG-style magics: a high byte first (catches 7-bit transfers), a name, CR LF (catches line-ending
+    /// conversion), ^Z and LF.
+    static let segmentMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R J
+    static let checkpointMagic: [UInt8] = [0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R C
+    static let manifestMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R M
+
+    static let manifestName = "MANIFEST"
+    static let lockName = "LOCK"
+    static let temporarySuffix = ".tmp"
+    static let segmentPrefix = "segment-"
+    static let segmentSuffix = ".trj"
+    static let checkpointPrefix = "checkpoint-"
+    static let checkpointSuffix = ".trc"
+
+    /// Every record starts on a multiple of 8, so its 8-byte checksum-and-length word never straddles a sector and
+    /// is written whole or not at all.
+    static let alignment = 8
+    /// The largest stored or uncompressed record payload a reader accepts, and the largest commit a writer takes.
+    static let maxRecordBytes = 512 << 20
+    /// deflate cannot expand more than about 1032:1; a claimed uncompressed size beyond that is damage, and refusing
+    /// it bounds what a damaged length can make the reader allocate.
+    static let maxCompressionRatio = 1100
+    /// The largest header (schema included) and manifest a reader accepts.
+    static let maxHeaderBytes = 16 << 20
+
+    static func segmentName(_ id: UInt64) -> String { segmentPrefix + hex16(id) + segmentSuffix }
+    static func checkpointName(_ sequence: UInt64) -> String { checkpointPrefix + hex16(sequence) + checkpointSuffix }
+
+    static func hex16(_ v: UInt64) -> String {
+        let digits = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// The id in a segment file name, or nil for any other name.
+    static func segmentID(_ name: String) -> UInt64? { number(name, segmentPrefix, segmentSuffix) }
+
+    /// The sequence number in a checkpoint file name, or nil for any other name.
+    static func checkpointSequence(_ name: String) -> UInt64? { number(name, checkpointPrefix, checkpointSuffix) }
+
+    private static func number(_ name: String, _ prefix: String, _ suffix: String) -> UInt64? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + 16 + suffix.count else {
+            return nil
+        }
+        return UInt64(name.dropFirst(prefix.count).prefix(16), radix: 16)
+    }
+}
+
+/// The kind of a framed record. The high bit marks a type a reader may skip when it does not know it.
+enum RecordType: UInt8 {
+    case changeSet = 1
+    case checkpointRows = 2
+    case checkpointFooter = 3
+
+    static let ignorableBit: UInt8 = 0x80
+}
+
+/// How a record's payload is stored.
+enum RecordCodec: UInt8 {
+    case none = 0
+    case zlib = 1
+}
+
+/// The header of a segment or checkpoint file: what it is, which sequence numbers it holds, its salt, and the
+/// schema it was written with.
+///
+///     offset size field
+///          0    8 magic
+///          8    2 format version (1)
+///         10    2 flags (0)
+///         12    4 header length in bytes, padding included (a multiple of 8)
+///         16    8 segment id (checkpoint: 0)
+///         24    8 segment: sequence number of its first record; checkpoint: the sequence number it holds
+///         32    8 salt (random per file; mixed into every record checksum)
+///         40    8 schema fingerprint
+///         48    4 schema length L
+///         52    4 reserved (0)
+///         56    L schema (`SchemaCodec`)
+///       56+L    4 CRC-32 of bytes 0..<56+L
+///               zero padding to a multiple of 8
+struct FileHeader: Equatable {
+    var magic: [UInt8]
+    var id: UInt64
+    var sequence: UInt64
+    var salt: UInt64
+    var fingerprint: UInt64
+    var schemaBytes: [UInt8]
+
+    static let fixedSize = 56
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.fixedSize + schemaBytes.count + 12)
+        w.append(magic)
+        w.u16(JournalFormat.version)
+        w.u16(0)
+        w.u32(0)  // length, set below
+        w.u64(id)
+        w.u64(sequence)
+        w.u64(salt)
+        w.u64(fingerprint)
+        w.u32(UInt32(schemaBytes.count))
+        w.u32(0)
+        w.append(schemaBytes)
+        let crcOffset = w.count
+        w.u32(0)
+        w.pad(to: JournalFormat.alignment)
+        w.setU32(UInt32(w.count), at: 12)
+        w.setU32(Zlib.crc32(0, w.bytes[0..<crcOffset]), at: crcOffset)
+        return w.bytes
+    }
+
+    /// The header's length, read from its first 16 bytes; nil when those do not start a header of this kind.
+    static func length(_ prefix: [UInt8], magic: [UInt8]) -> Int? {
+        guard prefix.count >= 16, Array(prefix[0..<8]) == magic else { return nil }
+        var r = ByteReader(prefix, from: 12, context: "header")
+        guard let n = try? r.u32(), n >= fixedSize + 8, n <= JournalFormat.maxHeaderBytes else { return nil }
+        return Int(n)
+    }
+
+    /// Parses and checks a whole header; the error message says what is wrong.
+    static func parse(_ bytes: [UInt8], magic: [UInt8], file: String) throws -> FileHeader {
+        var r = ByteReader(bytes, context: file + " header")
+        guard bytes.count >= fixedSize + 8, Array(try r.take(8)) == magic else {
+            throw TrellisError(.corrupt, "\(file): not a Trellis file of this kind (bad magic)")
+        }
+        let version = try r.u16()
+        guard version == JournalFormat.version else {
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads version 1")
+        }
+        _ = try r.u16()
+        let length = Int(try r.u32())
+        guard length == bytes.count else { throw r.failure("header length \(length) does not match") }
+        let id = try r.u64()
+        let sequence = try r.u64()
+        let salt = try r.u64()
+        let fingerprint = try r.u64()
+        let schemaLength = Int(try r.u32())
+        _ = try r.u32()
+        let schema = Array(try r.take(schemaLength))
+        let crcOffset = r.position
+        let stored = try r.u32()
+        guard stored == Zlib.crc32(0, bytes[0..<crcOffset]) else {
+            throw TrellisError(.corrupt, "\(file): header checksum mismatch")
+        }
+        return FileHeader(
+            magic: magic, id: id, sequence: sequence, salt: salt, fingerprint: fingerprint, schemaBytes: schema)
+    }
+}
+
+/// The manifest: the one small file whose atomic replacement commits a rotation or a compaction.
+///
+///     offset size field
+///          0    8 magic
+///          8    2 format version (1)
+///         10    2 flags (0)
+///         12    4 length (72)
+///         16    8 generation (+1 on every write)
+///         24    8 schema fingerprint
+///         32    8 checkpoint sequence number (0: no checkpoint)
+///         40    8 checkpoint file size in bytes
+///         48    8 first live segment id
+///         56    8 last live segment id (segments first…last all exist, consecutive)
+///         64    4 CRC-32 of bytes 0..<64
+///         68    4 reserved (0)
+struct Manifest: Equatable, Sendable {
+    var generation: UInt64
+    var fingerprint: UInt64
+    var checkpointSequence: UInt64
+    var checkpointBytes: UInt64
+    var firstSegment: UInt64
+    var lastSegment: UInt64
+
+    static let size = 72
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.size)
+        w.append(JournalFormat.manifestMagic)
+        w.u16(JournalFormat.version)
+        w.u16(0)
+        w.u32(UInt32(Self.size))
+        w.u64(generation)
+        w.u64(fingerprint)
+        w.u64(checkpointSequence)
+        w.u64(checkpointBytes)
+        w.u64(firstSegment)
+        w.u64(lastSegment)
+        w.u32(Zlib.crc32(0, w.bytes))
+        w.u32(0)
+        return w.bytes
+    }
+
+    static func parse(_ bytes: [UInt8], file: String) throws -> Manifest {
+        guard bytes.count == size else {
+            throw TrellisError(.corrupt, "\(file): \(bytes.count) bytes; a manifest has \(size) (truncated or foreign)")
+        }
+        var r = ByteReader(bytes, context: file)
+        guard Array(try r.take(8)) == JournalFormat.manifestMagic else {
+            throw TrellisError(.corrupt, "\(file): not a Trellis manifest (bad magic)")
+        }
+        guard Zlib.crc32(0, bytes[0..<64]) == (try ByteReader(bytes, from: 64, context: file).peekU32()) else {
+            throw TrellisError(.corrupt, "\(file): manifest checksum mismatch")
+        }
+        let version = try r.u16()
+        guard version == JournalFormat.version else {
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads version 1")
+        }
+        _ = try r.u16()
+        _ = try r.u32()
+        let m = Manifest(
+            generation: try r.u64(), fingerprint: try r.u64(), checkpointSequence: try r.u64(),
+            checkpointBytes: try r.u64(), firstSegment: try r.u64(), lastSegment: try r.u64())
+        guard m.firstSegment >= 1, m.firstSegment <= m.lastSegment else {
+            throw TrellisError(.corrupt, "\(file): names no segments (first \(m.firstSegment), last \(m.lastSegment))")
+        }
+        return m
+    }
+}
+
+extension ByteReader {
+    func peekU32() throws -> UInt32 {
+        var copy = self
+        return try copy.u32()
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+/// One change-set record of the journal, decoded, with where and how it is stored.
+public struct JournalRecord: Sendable {
+    public var sequence: UInt64
+    /// When the commit was made (microsecond precision).
+    public var time: Date
+    public var changes: ChangeSet
+    /// The segment file's name within the store directory.
+    public var file: String
+    /// The byte offset of the record's frame in `file`.
+    public var offset: Int
+    /// The payload's size as stored (compressed or not) and before compression.
+    public var storedBytes: Int
+    public var uncompressedBytes: Int
+    public var isCompressed: Bool
+}
+
+/// What `JournalReader.verify()` found.
+public struct JournalVerification: Sendable {
+    /// Every problem, classified, with file and offset; empty for a healthy store.
+    public var problems: [JournalProblem]
+    /// The sequence number of the checkpoint (0: none).
+    public var checkpointSequence: UInt64
+    /// Change-set records that checked out and applied.
+    public var records: Int
+    /// The last sequence number a recovery would reach (with `.salvage`, when there are problems).
+    public var lastSequence: UInt64
+    /// The objects per entity name of the recovered graph.
+    public var objectCounts: [String: Int]
+    public var isClean: Bool { problems.isEmpty }
+}
+
+/// Reads a store directory without opening it for writing: its manifest, schema, records and problems.
+///
+/// It takes no lock and changes nothing, so it can run beside a live writer (a record being appended meanwhile shows
+/// as a torn tail). It is what the `trellis` tool's inspect, verify, dump and history commands stand on.
+///
+/// ```swift
+/// let reader = try JournalReader(directory: url)
+/// let problems = try reader.forEachRecord { record in
+///     print(record.sequence, record.time, record.changes.inserts.count)
+/// }
+/// print(try reader.verify().isClean)
+/// ```
+public struct JournalReader: Sendable {
+    public let directory: URL
+    let path: String
+    let layer: any FileLayer
+
+    public init(directory: URL) throws {
+        self.init(path: directory.path, layer: PosixFileLayer())
+    }
+
+    init(path: String, layer: any FileLayer) {
+        self.directory = URL(fileURLWithPath: path)
+        self.path = path
+        self.layer = layer
+    }
+
+    /// The manifest's fields: generation, schema fingerprint, checkpoint sequence and size, first and last segment.
+    public struct ManifestSummary: Sendable, Equatable {
+        public var generation: UInt64
+        public var fingerprint: UInt64
+        public var checkpointSequence: UInt64
+        public var checkpointBytes: UInt64
+        public var firstSegment: UInt64
+        public var lastSegment: UInt64
+    }
+
+    /// The manifest, or a problem saying why it cannot be read.
+    public func manifest() throws -> ManifestSummary {
+        let files = try StoreFiles.list(layer, path)
+        guard let m = files.manifest else {
+            throw JournalProblem(
+                .manifest, file: JournalFormat.manifestName, offset: 0, files.manifestProblem ?? "missing")
+        }
+        return ManifestSummary(
+            generation: m.generation, fingerprint: m.fingerprint, checkpointSequence: m.checkpointSequence,
+            checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment)
+    }
+
+    /// The schema the store was written with, from the newest readable segment or checkpoint header.
+    public func schema() throws -> Schema {
+        let files = try StoreFiles.list(layer, path)
+        for (id, name) in files.segments.sorted(by: { $0.key > $1.key }) {
+            let file = try layer.open(joinPath(path, name), .read)
+            defer { file.close() }
+            if let header = try? readSegmentHeader(file, name: name, size: try file.size()) {
+                _ = id
+                return try SchemaCodec.decode(header.schemaBytes, context: name)
+            }
+        }
+        for (_, name) in files.checkpoints.sorted(by: { $0.key > $1.key }) {
+            let file = try layer.open(joinPath(path, name), .read)
+            defer { file.close() }
+            if let header = try? Checkpoint.header(file, name: name, size: try file.size()) {
+                return try SchemaCodec.decode(header.schemaBytes, context: name)
+            }
+        }
+        throw TrellisError(.corrupt, "\(path): no readable segment or checkpoint header to read the schema from")
+    }
+
+    /// Calls `body` with every valid record of the journal in order, skipping damage, and returns the problems met
+    /// on the way (torn tail, checksum, length, sequence gap, salt, unknown type, missing file…).
+    @discardableResult
+    public func forEachRecord(_ body: (JournalRecord) throws -> Void) throws -> [JournalProblem] {
+        let files = try StoreFiles.list(layer, path)
+        let schema = try self.schema()
+        let manifest = try files.manifest ?? inferredManifest(files, schema)
+        let walker = JournalWalk(
+            layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
+        let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
+            let frame = record.frame
+            do {
+                let payload = try frame.payload(file: record.file)
+                let changes = try ChangeSetCodec.decode(
+                    payload, schema: schema, context: "\(record.file) record \(frame.header.sequence)")
+                try body(
+                    JournalRecord(
+                        sequence: frame.header.sequence, time: RecordFrame.date(frame.header.time), changes: changes,
+                        file: record.file, offset: frame.offset, storedBytes: frame.header.storedLength,
+                        uncompressedBytes: frame.header.uncompressedLength, isCompressed: frame.isCompressed))
+                return nil
+            } catch let error as TrellisError where error.code == .corrupt {
+                return JournalProblem(.decode, file: record.file, offset: frame.offset, error.message)
+            }
+        }
+        return outcome.problems
+    }
+
+    /// Checks everything: the manifest, the checkpoint (every chunk), every record (checksum, sequence, decoding,
+    /// and that it applies to the graph before it), and files the manifest does not reference.
+    public func verify() throws -> JournalVerification {
+        let files = try StoreFiles.list(layer, path)
+        var problems: [JournalProblem] = []
+        let schema: Schema
+        do {
+            schema = try self.schema()
+        } catch let error as TrellisError where error.code == .corrupt {
+            problems.append(JournalProblem(.header, file: ".", offset: 0, error.message))
+            return JournalVerification(
+                problems: problems, checkpointSequence: 0, records: 0, lastSequence: 0, objectCounts: [:])
+        }
+        let manifest: Manifest
+        if let m = files.manifest {
+            manifest = m
+        } else {
+            problems.append(
+                JournalProblem(
+                    .manifest, file: JournalFormat.manifestName, offset: 0, files.manifestProblem ?? "missing"))
+            manifest = try inferredManifest(files, schema)
+        }
+        for name in files.unreferenced(by: manifest) {
+            problems.append(JournalProblem(.orphanFile, file: name, offset: 0, "no manifest references it"))
+        }
+        var graph = Graph(schema: schema)
+        if manifest.checkpointSequence > 0 {
+            let name = JournalFormat.checkpointName(manifest.checkpointSequence)
+            if files.checkpoints[manifest.checkpointSequence] == nil {
+                problems.append(JournalProblem(.missingFile, file: name, offset: 0, "the manifest names it"))
+            } else {
+                let file = try layer.open(joinPath(path, name), .read)
+                defer { file.close() }
+                do {
+                    graph = try Checkpoint.load(file, name: name, schema: schema)
+                } catch let problem as JournalProblem {
+                    problems.append(problem)
+                }
+            }
+        }
+        let walker = JournalWalk(
+            layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
+        let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
+            do {
+                let payload = try record.frame.payload(file: record.file)
+                let changes = try ChangeSetCodec.decode(
+                    payload, schema: schema, context: "\(record.file) record \(record.frame.header.sequence)")
+                graph = try graph.applying(changes, sequence: record.frame.header.sequence)
+                return nil
+            } catch let error as TrellisError where error.code == .corrupt {
+                return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)
+            }
+        }
+        problems += outcome.problems
+        var counts: [String: Int] = [:]
+        for (e, entity) in schema.entities.enumerated() { counts[entity.name] = graph.count(entity: UInt32(e)) }
+        return JournalVerification(
+            problems: problems, checkpointSequence: manifest.checkpointSequence, records: outcome.records,
+            lastSequence: graph.sequence, objectCounts: counts)
+    }
+
+    /// Without a readable manifest, the segments present (lowest to highest id) and the newest checkpoint stand in.
+    private func inferredManifest(_ files: StoreFiles, _ schema: Schema) throws -> Manifest {
+        guard let first = files.segments.keys.min(), let last = files.segments.keys.max() else {
+            throw JournalProblem(.missingFile, file: ".", offset: 0, "no segments and no readable manifest")
+        }
+        let checkpoint = files.checkpoints.keys.max() ?? 0
+        return Manifest(
+            generation: 0, fingerprint: schema.fingerprint, checkpointSequence: checkpoint, checkpointBytes: 0,
+            firstSegment: first, lastSegment: last)
+    }
+}

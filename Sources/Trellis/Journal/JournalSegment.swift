@@ -1,0 +1,34 @@
+/// The segment the flusher appends to: its file, id, salt and the offset where the next record goes.
+struct OpenSegment {
+    var id: UInt64
+    var file: any LayerFile
+    var salt: UInt64
+    var end: Int
+    var headerSize: Int
+
+    var isEmpty: Bool { end == headerSize }
+
+    /// Creates segment `id` whose first record will be `firstSequence`: the header is written to a temporary file,
+    /// synced, renamed into place and the directory synced, so a segment is never seen with a partial header.
+    static func create(
+        id: UInt64, firstSequence: UInt64, schema: Schema, layer: any FileLayer, directory: String
+    ) throws -> OpenSegment {
+        let header = FileHeader(
+            magic: JournalFormat.segmentMagic, id: id, sequence: firstSequence,
+            salt: UInt64.random(in: 1...UInt64.max), fingerprint: schema.fingerprint,
+            schemaBytes: SchemaCodec.encode(schema))
+        let bytes = header.encoded()
+        let path = joinPath(directory, JournalFormat.segmentName(id))
+        try layer.writeAtomically(bytes, to: path, directory: directory)
+        let file = try layer.open(path, .readWrite)
+        return OpenSegment(id: id, file: file, salt: header.salt, end: bytes.count, headerSize: bytes.count)
+    }
+
+    /// Reopens the last segment of a recovered store for appending after its last valid record.
+    static func reopen(_ tail: JournalWalk.Tail, layer: any FileLayer, directory: String) throws -> OpenSegment {
+        let file = try layer.open(joinPath(directory, tail.name), .readWrite)
+        return OpenSegment(
+            id: tail.segment, file: file, salt: tail.header.salt, end: tail.validEnd,
+            headerSize: tail.header.encoded().count)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Trellis
+
+@Suite struct JournalCodecTests {
+    @Test func everyValueKindRoundTripsExactly() throws {
+        let values: [Value] = [
+            .null, .bool(true), .bool(false), .int(0), .int(-1), .int(.max), .int(.min), .double(-0.0),
+            .double(.nan), .double(.infinity), .double(1e-300), .string(""), .string("naïve ✓ 日本"),
+            .date(Date(timeIntervalSinceReferenceDate: 12345.678901)), .data(Data()), .data(Data([0, 1, 255])),
+            .uuid(UUID()), .url(URL(string: "https://example.com/a%20b?q=1#f")!),
+            .url(URL(fileURLWithPath: "/tmp/a b")),
+            .decimal(Decimal(string: "-123.4500")!), .decimal(.nan), .decimal(Decimal(string: "1e-20")!),
+        ]
+        var w = ByteWriter()
+        for v in values { w.value(v) }
+        var r = ByteReader(w.bytes, context: "test")
+        for v in values {
+            let back = try r.value()
+            #expect(GraphEquality.identical(v, back) || (v == back && "\(v)" == "\(back)"), "\(v) came back as \(back)")
+        }
+        #expect(r.isAtEnd)
+    }
+
+    @Test func varintsAndZigzagCoverTheirRange() throws {
+        var w = ByteWriter()
+        let unsigned: [UInt64] = [0, 1, 127, 128, 16383, 16384, .max >> 1, .max]
+        let signed: [Int64] = [0, -1, 1, .min, .max, -64, 64]
+        for u in unsigned { w.varint(u) }
+        for s in signed { w.signed(s) }
+        var r = ByteReader(w.bytes, context: "test")
+        for u in unsigned { #expect(try r.varint() == u) }
+        for s in signed { #expect(try r.signed() == s) }
+        // An 11-byte varint is damage, not a number.
+        var bad = ByteReader([UInt8](repeating: 0xff, count: 11) + [0], context: "test")
+        #expect(throws: TrellisError.self) { try bad.varint() }
+    }
+
+    @Test func changeSetRoundTripsWithOldValuesAndDeletedTargets() throws {
+        let store = Store(schema: JournalWorkload.schema)
+        let collected = Mutex<[ChangeSet]>([])
+        let token = store.observe { commit in collected.withLock { $0.append(commit.changes) } }
+        try JournalWorkload.run(store, seed: 7, commits: 60)
+        token.cancel()
+        let changes = collected.withLock { $0 }
+        #expect(changes.contains { !$0.deletes.isEmpty } && changes.contains { !$0.updates.isEmpty })
+        for c in changes {
+            let bytes = ChangeSetCodec.encode(c, schema: store.schema)
+            #expect(try ChangeSetCodec.decode(bytes, schema: store.schema, context: "test") == c)
+        }
+    }
+
+    @Test func truncatedOrGarbledChangeSetsThrowInsteadOfTrapping() throws {
+        let store = Store(schema: JournalWorkload.schema)
+        let latest = Mutex(ChangeSet())
+        let token = store.observe { commit in latest.withLock { $0 = commit.changes } }
+        try JournalWorkload.run(store, seed: 3, commits: 5)
+        token.cancel()
+        let last = latest.withLock { $0 }
+        let bytes = ChangeSetCodec.encode(last, schema: store.schema)
+        for cut in 0..<bytes.count {
+            #expect(throws: TrellisError.self) {
+                try ChangeSetCodec.decode(Array(bytes.prefix(cut)), schema: store.schema, context: "cut")
+            }
+        }
+        var random = SplitMix64(seed: 1)
+        for _ in 0..<500 {
+            var garbled = bytes
+            garbled[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+            _ = try? ChangeSetCodec.decode(garbled, schema: store.schema, context: "garbled")
+        }
+    }
+
+    @Test func schemaRoundTripsWithFingerprint() throws {
+        let schema = JournalWorkload.schema
+        let back = try SchemaCodec.decode(SchemaCodec.encode(schema), context: "test")
+        #expect(back == schema)
+        #expect(back.fingerprint == schema.fingerprint)
+    }
+
+    @Test func smallRecordsAreStoredUncompressedAndLargeOnesCompressed() throws {
+        let tiny = RecordFrame.encode(
+            type: .changeSet, payload: [1, 2, 3], sequence: 1, time: 0, salt: 9, compressionLevel: 1)
+        #expect(tiny[9] == RecordCodec.none.rawValue)
+        #expect(tiny.count == 40)
+        let big = [UInt8](repeating: 42, count: 10_000)
+        let packed = RecordFrame.encode(
+            type: .changeSet, payload: big, sequence: 2, time: 0, salt: 9, compressionLevel: 1)
+        #expect(packed[9] == RecordCodec.zlib.rawValue)
+        #expect(packed.count < 200)
+        #expect(packed.count % 8 == 0)
+    }
+
+    @Test func manifestChecksItself() throws {
+        let m = Manifest(
+            generation: 3, fingerprint: 42, checkpointSequence: 7, checkpointBytes: 100, firstSegment: 2, lastSegment: 4
+        )
+        var bytes = m.encoded()
+        #expect(try Manifest.parse(bytes, file: "M") == m)
+        bytes[20] ^= 1
+        #expect(throws: TrellisError.self) { try Manifest.parse(bytes, file: "M") }
+        #expect(throws: TrellisError.self) { try Manifest.parse(Array(m.encoded().prefix(40)), file: "M") }
+    }
+
+    @Test func checkpointLoadsEqualIncludingDanglingTargetsAndDeletedSerials() throws {
+        let disk = SimulatedFileLayer()
+        try disk.createDirectory("/c")
+        let store = Store(schema: JournalWorkload.schema)
+        try JournalWorkload.run(store, seed: 11, commits: 150)
+        let graph = store.snapshot
+        let bytes = try Checkpoint.write(graph, layer: disk, directory: "/c")
+        let name = JournalFormat.checkpointName(graph.sequence)
+        #expect(disk.names(in: "/c") == [name])
+        let file = try disk.open("/c/" + name, .read)
+        #expect(try file.size() == bytes)
+        let loaded = try Checkpoint.load(file, name: name, schema: graph.schema)
+        #expect(GraphEquality.differences(graph, loaded) == [])
+    }
+}
+
+extension SimulatedFileLayer {
+    func names(in directory: String) -> [String] { ((try? list(directory)) ?? []).sorted() }
+}
