@@ -35,33 +35,47 @@ enum MemoryChild {
         var n1Sum: Int64
     }
 
+    /// Runs the child in its two phases: `build` writes the store to disk (each engine's own process, whose heap
+    /// then goes away), `load` opens and reads it and reports. An in-memory store has nothing to build: its `load`
+    /// fills it instead.
     static func launch(executable: String, engine: String, count: Int, directory: String) throws -> Result {
+        let persistent = engine == "sqlite" || TrellisStorage.isPersistent
+        if persistent { _ = try run(executable, [engine, String(count), directory, "build"]) }
+        let fields = try run(executable, [engine, String(count), directory, "load"])
+        guard let peak = fields["peak"].flatMap(Double.init), let resident = fields["resident"].flatMap(Double.init),
+            let n = fields["count"].flatMap(Int.init), let n1 = fields["n1"].flatMap(Int64.init)
+        else { throw BenchFailure("W10 child for \(engine) printed \(fields)") }
+        return Result(peakPerObject: peak, residentPerObject: resident, count: n, n1Sum: n1)
+    }
+
+    /// Runs `trellis-bench --w10-child ARGUMENTS…` and parses the `key=value` words it prints.
+    private static func run(_ executable: String, _ arguments: [String]) throws -> [String: String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--w10-child", engine, String(count), directory]
+        process.arguments = ["--w10-child"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchFailure(
+                "W10 child \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus)): \(output)")
+        }
         var fields: [String: String] = [:]
         for pair in output.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let parts = pair.split(separator: "=", maxSplits: 1)
             if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
         }
-        guard process.terminationStatus == 0, let peak = fields["peak"].flatMap(Double.init),
-            let resident = fields["resident"].flatMap(Double.init), let n = fields["count"].flatMap(Int.init),
-            let n1 = fields["n1"].flatMap(Int64.init)
-        else {
-            throw BenchFailure("W10 child for \(engine) failed (status \(process.terminationStatus)): \(output)")
-        }
-        return Result(peakPerObject: peak, residentPerObject: resident, count: n, n1Sum: n1)
+        return fields
     }
 
-    /// `--w10-child ENGINE N DIRECTORY`: loads N items, prints `peak=… resident=… count=… n1=…`, exits.
+    /// `--w10-child ENGINE N DIRECTORY build|load`. `build` writes N items to the store in DIRECTORY; `load` opens it
+    /// (an in-memory store: fills it), reads every item, and prints `peak=… resident=… count=… n1=…`.
     static func main(_ arguments: [String]) -> Int32 {
-        guard arguments.count == 3, let n = Int(arguments[1]), n > 0 else {
-            FileHandle.standardError.write(Data("usage: trellis-bench --w10-child trellis|sqlite N DIRECTORY\n".utf8))
+        guard arguments.count == 4, let n = Int(arguments[1]), n > 0, ["build", "load"].contains(arguments[3]) else {
+            FileHandle.standardError.write(
+                Data("usage: trellis-bench --w10-child trellis|sqlite N DIRECTORY build|load\n".utf8))
             return 64
         }
         let directory = arguments[2]
@@ -79,8 +93,15 @@ enum MemoryChild {
             default:
                 throw BenchFailure("unknown engine '\(arguments[0])'")
             }
-            let r = try measure(make, count: n, persistent: persistent)
-            print("peak=\(r.peakPerObject) resident=\(r.residentPerObject) count=\(r.count) n1=\(r.n1Sum)")
+            if arguments[3] == "build" {
+                let builder = try make()
+                try builder.insertGenerated(n)
+                try builder.close()
+                print("built=\(n)")
+            } else {
+                let r = try load(make, count: n, fill: !persistent)
+                print("peak=\(r.peakPerObject) resident=\(r.residentPerObject) count=\(r.count) n1=\(r.n1Sum)")
+            }
             return 0
         } catch {
             FileHandle.standardError.write(Data("W10 child: \(error)\n".utf8))
@@ -88,18 +109,13 @@ enum MemoryChild {
         }
     }
 
-    /// A store on disk is built and closed first, then measured while it is opened and fully read; an in-memory
-    /// store is measured while it is filled (its peak then includes the insert transaction).
-    private static func measure(_ make: () throws -> any BenchEngine, count n: Int, persistent: Bool) throws -> Result {
-        if persistent {
-            let builder = try make()
-            try builder.insertGenerated(n)
-            try builder.close()
-        }
+    /// Opens the store (filling it first when `fill`: an in-memory store, whose peak then includes the insert
+    /// transaction), reads every item, and measures the growth of resident memory from before the open.
+    private static func load(_ make: () throws -> any BenchEngine, count n: Int, fill: Bool) throws -> Result {
         ProcessMemory.settle()
         let base = ProcessMemory.current().resident
         let engine = try make()
-        if !persistent { try engine.insertGenerated(n) }
+        if fill { try engine.insertGenerated(n) }
         let summary = try engine.fetchAll()
         let peak = ProcessMemory.current().peak
         ProcessMemory.trimHeap()

@@ -8,6 +8,7 @@ final class TrellisEngine: BenchEngine {
     let directory: String
     let model: TrellisModel
     private var store: Store
+    private var durability = Durability.perCommit
     private var rootFolder: ObjectID?
     /// Keeps the snapshot loop's result observable so the compiler cannot drop it.
     private(set) var sink: UInt64 = 0
@@ -16,11 +17,16 @@ final class TrellisEngine: BenchEngine {
         self.directory = directory
         self.model = model
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        store = try TrellisStorage.open(directory: directory, model: model)
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
     }
 
+    /// Durability is an option of the open store, so changing it closes and reopens the store (untimed).
     func setDurability(_ durability: Durability) throws {
-        try TrellisStorage.setDurability(durability, of: store)
+        guard durability != self.durability else { return }
+        self.durability = durability
+        guard TrellisStorage.isPersistent else { return }
+        try TrellisStorage.close(store)
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
     }
 
     func insertItems(_ items: ArraySlice<ItemData>) throws {
@@ -143,7 +149,7 @@ final class TrellisEngine: BenchEngine {
 
     func open() throws -> Bool {
         guard TrellisStorage.isPersistent else { return false }
-        store = try TrellisStorage.open(directory: directory, model: model)
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
         return true
     }
 
