@@ -70,8 +70,8 @@ enum MemoryChild {
         return fields
     }
 
-    /// `--w10-child ENGINE N DIRECTORY build|load`. `build` writes N items to the store in DIRECTORY; `load` opens it
-    /// (an in-memory store: fills it), reads every item, and prints `peak=… resident=… count=… n1=…`.
+    /// `--w10-child ENGINE N DIRECTORY build|load`. `build` writes N items to the store in DIRECTORY and compacts it;
+    /// `load` opens it (an in-memory store: fills it), reads every item, and prints `peak=… resident=… count=… n1=…`.
     static func main(_ arguments: [String]) -> Int32 {
         guard arguments.count == 4, let n = Int(arguments[1]), n > 0, ["build", "load"].contains(arguments[3]) else {
             FileHandle.standardError.write(
@@ -96,6 +96,8 @@ enum MemoryChild {
             if arguments[3] == "build" {
                 let builder = try make()
                 try builder.insertGenerated(n)
+                // A store at rest: Trellis loads from a checkpoint rather than replaying the import's record.
+                _ = try builder.compact()
                 try builder.close()
                 print("built=\(n)")
             } else {
