@@ -1,12 +1,14 @@
 extension Graph {
-    /// The ways this graph's contents differ from `other`'s: live objects, attribute values and relationship targets
-    /// (not sequence numbers, not the shape of the trees). Empty when the two hold the same objects.
+    /// The ways this graph's contents differ from `other`'s: live objects, attribute values (identical, case and bits:
+    /// `Value.isIdentical(to:)`), relationship targets and the highest serial of each entity (not sequence numbers,
+    /// not the shape of the trees). Empty when the two hold the same objects.
     ///
     /// Recovery tests and `trellis verify` use it to prove that a replayed graph equals the live one.
     /// - Complexity: O(n) over both graphs, shortened by `limit`.
     public func differences(from other: Graph, limit: Int = 10) -> [String] {
         var out: [String] = []
         guard schema == other.schema else { return ["the schemas differ"] }
+        if maxSerials != other.maxSerials { out.append("highest serials \(maxSerials) vs \(other.maxSerials)") }
         for (e, layout) in schema.layouts.enumerated() {
             let entity = UInt32(e)
             if count(entity: entity) != other.count(entity: entity) {
@@ -29,7 +31,7 @@ extension Graph {
                 pending = theirs.next()
                 for (a, attribute) in layout.attributes.enumerated() {
                     let (x, y) = (row.value(at: a), p.value(at: a))
-                    if x != y || x.typeRank != y.typeRank {
+                    if !x.isIdentical(to: y) {
                         out.append("\(schema.describe(row.id)).\(attribute.name): \(x) vs \(y)")
                         if out.count >= limit { return out }
                     }

@@ -131,6 +131,28 @@ extension Value: Comparable, Hashable {
     }
 }
 
+extension Value {
+    /// Equal values of the same case, bit for bit (NaN equals NaN, -0.0 differs from 0.0, `.int(1)` from
+    /// `.double(1)`): the equality recovery must preserve, stricter than `==`.
+    public func isIdentical(to other: Value) -> Bool {
+        switch (self, other) {
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.int(let a), .int(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b && a.description == b.description
+        default: return typeRank == other.typeRank && !isNumber && !other.isNumber && self == other
+        }
+    }
+
+    private var isNumber: Bool {
+        switch self {
+        case .int, .double, .decimal: return true
+        default: return false
+        }
+    }
+}
+
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral
 {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 extension Store {
@@ -10,6 +11,15 @@ extension Store {
     /// - Complexity: O(p) for p properties over all classes (each class is reflected once per process).
     public convenience init(models: [Model.Type]) throws {
         self.init(schema: try Schema(models: models))
+    }
+
+    /// Opens (or creates) a durable store in `directory` whose schema is derived from model classes.
+    ///
+    /// ```swift
+    /// let store = try Store(directory: url, models: [Project.self, Chore.self])
+    /// ```
+    public convenience init(directory: URL, models: [Model.Type], options: StoreOptions = StoreOptions()) throws {
+        try self.init(directory: directory, schema: try Schema(models: models), options: options)
     }
 
     /// The context for reading on the main actor: it follows every commit by itself (no merge code) and reports what

@@ -19,7 +19,7 @@ import Testing
         var r = ByteReader(w.bytes, context: "test")
         for v in values {
             let back = try r.value()
-            #expect(GraphEquality.identical(v, back) || (v == back && "\(v)" == "\(back)"), "\(v) came back as \(back)")
+            #expect(v.isIdentical(to: back), "\(v) came back as \(back)")
         }
         #expect(r.isAtEnd)
     }
