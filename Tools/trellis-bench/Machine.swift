@@ -10,6 +10,8 @@ struct Machine {
     var sqliteVersion: String
     var tempFileSystem: String
     var trellisStorage: String
+    /// The 1-minute load average when the run started: other work on a shared machine slows both engines.
+    var loadAverage: Double
 
     static func describe(tempDirectory: String) -> Machine {
         #if DEBUG
@@ -21,13 +23,13 @@ struct Machine {
             cpu: cpuModel(), cores: ProcessInfo.processInfo.activeProcessorCount,
             memoryBytes: ProcessInfo.processInfo.physicalMemory, build: build,
             sqliteVersion: String(cString: sqlite3_libversion()), tempFileSystem: fileSystemType(of: tempDirectory),
-            trellisStorage: TrellisStorage.description)
+            trellisStorage: TrellisStorage.description, loadAverage: loadAverage())
     }
 
     var line: String {
         let gib = Double(memoryBytes) / 1_073_741_824
         return "\(cpu), \(cores) cores, \(String(format: "%.1f", gib)) GiB, \(build) build, SQLite \(sqliteVersion), "
-            + "temp files on \(tempFileSystem)"
+            + "temp files on \(tempFileSystem), load average \(String(format: "%.2f", loadAverage)) at start"
     }
 
     /// Ordered key/value pairs for the JSON `machine` object.
@@ -36,7 +38,13 @@ struct Machine {
             ("cpu", .string(cpu)), ("cores", .number(Double(cores))), ("memory_bytes", .number(Double(memoryBytes))),
             ("build", .string(build)), ("sqlite_version", .string(sqliteVersion)),
             ("temp_filesystem", .string(tempFileSystem)), ("trellis_storage", .string(trellisStorage)),
+            ("load_average", .number(loadAverage)),
         ]
+    }
+
+    private static func loadAverage() -> Double {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return Double(text.split(separator: " ").first ?? "") ?? 0
     }
 
     private static func cpuModel() -> String {
