@@ -3,22 +3,19 @@ import Foundation
 /// X1: what a one-object commit costs in a large store against a small one (1,000,000 and 10,000 items at scale 1),
 /// with relaxed durability so the figure is the commit's own work, not the disk's; plus the time to take a snapshot.
 ///
-/// The stores are loaded in score order, with ids renumbered to follow it, so that building a million-item store is
-/// cheap while the library's ordered indexes are still stand-ins; only the commits after the load are measured.
+/// The stores hold the workload's first items (ids 1 … size); the commits insert later items with the ids that follow.
 extension BenchRun {
     func runScaling() throws {
         let small = max(100, n / 10)
         let large = 10 * n
-        let warmup = 5
-        let measured = 50
+        let warmup = 20
+        let measured = 200
         progress("X1 one-item commits into \(small) and \(large) items")
         let stream = ItemGenerator.items(large + warmup + measured)
         var medians: [String: [Int: Double]] = ["Trellis": [:], "SQLite": [:]]
         var snapshotNanos: Double?
         for size in [small, large] {
-            var loaded = Array(stream[0..<size])
-            loaded.sort { $0.score < $1.score }
-            for i in loaded.indices { loaded[i].id = Int64(i + 1) }
+            let loaded = stream[0..<size]
             var commits = Array(stream[large..<(large + warmup + measured)])
             for i in commits.indices { commits[i].id = Int64(size + 1 + i) }
             let label = "x1-\(size)"
@@ -29,7 +26,7 @@ extension BenchRun {
                     name == "Trellis"
                     ? try TrellisEngine(directory: dir, model: model) : try SQLiteEngine(directory: dir)
                 try engine.setDurability(.relaxed)
-                try engine.insertItems(loaded[...])
+                try engine.insertItems(loaded)
                 var micros: [Double] = []
                 for item in commits {
                     let (_, ms) = try Measure.milliseconds { try engine.insertEach([item][...]) }
