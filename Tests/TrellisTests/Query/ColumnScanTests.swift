@@ -222,6 +222,31 @@ import Testing
         #expect(graph.countRows(entity: 0, where: Self.text, equals: "a") == nil)
     }
 
+    @Test func typedPredicatesCountsAndAggregatesSeePendingChanges() throws {
+        let store = try makeStore()
+        let seed = ModelContext(store)
+        let chores = (0..<300).map { Chore(title: "c\($0)", estimate: $0 % 9 - 4, done: $0 % 3 == 0) }
+        for chore in chores { seed.insert(chore) }
+        try seed.save()
+        let context = ModelContext(store)
+        for chore in chores.prefix(30) { context.delete(context.model(for: chore.objectID!, as: Chore.self)!) }
+        for chore in chores[30..<60] { context.model(for: chore.objectID!, as: Chore.self)!.done.toggle() }
+        for n in 0..<10 { context.insert(Chore(title: "new \(n)", done: true)) }
+        let open = FetchDescriptor<Chore>(predicate: #Predicate { $0.done && $0.title != "c99" })
+        // The string term has no column form, so this one is evaluated row by row.
+        #expect(try context.explain(open).access == .fullScan)
+        let expected = try context.fetch(FetchDescriptor<Chore>()).filter { $0.done && $0.title != "c99" }
+        #expect(try context.fetchCount(open) == expected.count)
+        let flagged = FetchDescriptor<Chore>(predicate: #Predicate { $0.done })
+        #expect(try context.explain(flagged).access == .columnScan)
+        let done = try context.fetch(FetchDescriptor<Chore>()).filter(\.done)
+        #expect(try context.fetchIdentifiers(flagged) == done.map { $0.objectID! })
+        #expect(try context.fetchCount(flagged) == done.count)
+        let counts = try context.aggregate(flagged, [.count, .count])
+        #expect(counts == [AggregateRow(group: [:], values: ["count": .int(Int64(done.count))])])
+        #expect(try ModelContext(store).fetchCount(flagged) == 100)
+    }
+
     @Test func explainNamesTheColumnScan() throws {
         var rng = SplitMix64(seed: 67)
         let graph = try Self.store(&rng).snapshot
