@@ -37,12 +37,10 @@ extension Graph {
         entity: UInt32, where predicate: ColumnPredicate, excluding excluded: [UInt64: UInt64] = [:],
         _ body: (_ key: UInt64, _ leaf: Leaf, _ rows: UInt64) -> Bool
     ) {
-        guard Int(entity) < tables.count else { return }
-        var iterator = tables[Int(entity)].leaves.makeIterator()
-        while let (key, leaf) = iterator.next() {
+        forEachLeaf(entity: entity) { key, leaf in
             var rows = leaf.rows(matching: predicate)
             if !excluded.isEmpty, let out = excluded[key] { rows &= ~out }
-            if rows != 0 && !body(key, leaf, rows) { return }
+            return rows == 0 || body(key, leaf, rows)
         }
     }
 
@@ -50,15 +48,57 @@ extension Graph {
     /// - Complexity: O(L × t) for L leaves and t comparisons; allocates nothing.
     func countRows(entity: UInt32, where predicate: ColumnPredicate, excluding excluded: [UInt64: UInt64] = [:]) -> Int
     {
-        guard Int(entity) < tables.count else { return 0 }
         var total = 0
-        // `forEach` walks the trie recursively without the iterator's stack, which is all a count needs.
-        tables[Int(entity)].leaves.forEach { key, leaf in
+        if excluded.isEmpty, case .compare(let attribute, let op, let operand) = predicate {
+            // One comparison, nothing excluded (a snapshot's count): the loop W7's `count(where flag == true)` runs,
+            // kept free of the predicate's indirect cases, whose boxes cost a retain and a release per leaf.
+            forEachLeaf(entity: entity) { _, leaf in
+                total &+= leaf.rows(attribute, op, operand).nonzeroBitCount
+                return true
+            }
+            return total
+        }
+        forEachLeaf(entity: entity) { key, leaf in
             var rows = leaf.rows(matching: predicate)
             if !excluded.isEmpty, let out = excluded[key] { rows &= ~out }
             total &+= rows.nonzeroBitCount
+            return true
         }
         return total
+    }
+
+    /// Calls `body` with every leaf of the entity in ascending key order until it returns false. Leaves are lent in
+    /// place from their trie nodes: the trie's own iteration hands out copies, and a copied leaf costs a retain and a
+    /// release of its column and link arrays, more than evaluating a one-term predicate on it.
+    private func forEachLeaf(entity: UInt32, _ body: (_ key: UInt64, _ leaf: Leaf) -> Bool) {
+        guard Int(entity) < tables.count, let root = tables[Int(entity)].leaves.root else { return }
+        _ = Self.forEachLeaf(in: root, level: tables[Int(entity)].leaves.height, prefix: 0, body)
+    }
+
+    private static func forEachLeaf(
+        in node: SerialTrieNode<Leaf>, level: Int, prefix: UInt64, _ body: (UInt64, Leaf) -> Bool
+    ) -> Bool {
+        let shift = UInt64(SerialTrieNode<Leaf>.bitsPerLevel * level)
+        var unvisited = node.bitmap
+        if level > 0 {
+            var position = 0
+            while unvisited != 0 {
+                let key = prefix | (UInt64(unvisited.trailingZeroBitCount) &<< shift)
+                if !forEachLeaf(in: node.children[position], level: level - 1, prefix: key, body) { return false }
+                unvisited &= unvisited &- 1
+                position += 1
+            }
+            return true
+        }
+        return node.items.withUnsafeBufferPointer { items in
+            var position = 0
+            while unvisited != 0 {
+                if !body(prefix | UInt64(unvisited.trailingZeroBitCount), items[position]) { return false }
+                unvisited &= unvisited &- 1
+                position += 1
+            }
+            return true
+        }
     }
 
     /// The number of live objects whose attribute equals `value` (`QueryEvaluator`'s equality), or nil when the value
@@ -103,10 +143,16 @@ extension Leaf {
             let left = rows(matching: a)
             return left == present ? left : left | rows(matching: b)
         case .not(let a): return present & ~rows(matching: a)
-        case .compare(let attribute, let op, let operand):
-            // Through a buffer pointer the column is borrowed in place: no copy of the struct, no retain of its arrays.
-            return present & columns.withUnsafeBufferPointer { $0[attribute].rows(op, operand) }
+        case .compare(let attribute, let op, let operand): return rows(attribute, op, operand)
         }
+    }
+
+    /// The live rows whose attribute stands in relation `op` to `operand`.
+    /// - Complexity: one pass over 64 values.
+    @inline(__always)
+    func rows(_ attribute: Int, _ op: QueryExpression.Comparison, _ operand: ColumnPredicate.Operand) -> UInt64 {
+        // Through a buffer pointer the column is borrowed in place: no copy of the struct, no retain of its arrays.
+        present & columns.withUnsafeBufferPointer { $0[attribute].rows(op, operand) }
     }
 }
 
