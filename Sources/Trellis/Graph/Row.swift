@@ -37,7 +37,7 @@ public struct Row: Sendable {
     public func string(_ attribute: AttributeKey) -> String? {
         let i = attribute.index
         guard leaf.columns[i].kind == .string, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].strings[index]
+        return leaf.columns[i].strings.string(index)
     }
 
     /// A date attribute's value, read without building a `Value`.
