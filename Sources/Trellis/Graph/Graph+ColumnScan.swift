@@ -6,8 +6,7 @@
 /// - `== null` matches the null rows and `!= null` the others; `<`, `<=`, `>`, `>=` against null match nothing;
 /// - `!= c` for a non-null `c` also matches the null rows (null differs from every value); the other comparisons
 ///   never match a null row;
-/// - doubles follow `Value.compare`: NaN equals NaN and sorts above every number, and -0.0 equals 0.0;
-/// - dates compare as `Date` does (a NaN date is neither less than nor equal to anything).
+/// - doubles and dates follow `Value.compare`: NaN equals NaN and sorts above every number, and -0.0 equals 0.0.
 indirect enum ColumnPredicate: Sendable {
     /// A constant typed for the column it is compared with.
     enum Operand: Sendable {
@@ -170,9 +169,8 @@ extension Column {
             }
         case (.bool, .bool(let c)): matches = Self.rows(bits: bits, op, c)
         case (.int, .int(let c)): matches = ints.withUnsafeBufferPointer { Self.rows($0, op, c) }
-        case (.double, .double(let c)):
+        case (.double, .double(let c)), (.date, .date(let c)):
             matches = doubles.withUnsafeBufferPointer { c.isNaN ? Self.rows(nanOperand: $0, op) : Self.rows($0, op, c) }
-        case (.date, .date(let c)): matches = doubles.withUnsafeBufferPointer { Self.rows($0, op, c) }
         default: preconditionFailure("Trellis: a column predicate compiled for another kind of column")
         }
         // The slots of null rows hold stale or zero values: a null differs from every value, so `!=` takes them all
@@ -192,9 +190,8 @@ extension Column {
         }
     }
 
-    /// Integers, doubles against a number, and dates. Written with `<`, `<=` and `==` only, so that a NaN value
-    /// counts as greater than a number (as `Value.compare` orders doubles, and as it finds a NaN date neither less
-    /// than nor equal to another date).
+    /// Integers, and doubles or dates against a number. Written with `<`, `<=` and `==` only, so that a NaN value
+    /// counts as greater than a number, as `Value.compare` orders doubles and dates.
     @inline(__always)
     private static func rows<T: Comparable>(
         _ values: UnsafeBufferPointer<T>, _ op: QueryExpression.Comparison, _ c: T
@@ -209,7 +206,7 @@ extension Column {
         }
     }
 
-    /// Doubles against NaN, which `Value.compare` puts above every number and equal to itself.
+    /// Doubles or dates against NaN, which `Value.compare` puts above every number and equal to itself.
     private static func rows(nanOperand values: UnsafeBufferPointer<Double>, _ op: QueryExpression.Comparison) -> UInt64
     {
         switch op {

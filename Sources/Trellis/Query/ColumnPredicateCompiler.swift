@@ -20,10 +20,8 @@ extension ColumnPredicate {
             guard let o = operand(a, v) else { return nil }
             self = .compare(attribute: a, op, o)
         case .compare(let op, .constant(let v), .attribute(0, [], let a)):
+            // `Value.compare` is a total order (antisymmetric, NaN included), so `c < x` is exactly `x > c`.
             guard let o = operand(a, v) else { return nil }
-            // `Value.compare` on dates is not antisymmetric when one is NaN (it finds NaN "greater" from either
-            // side), so a date ordered from the left is left to the evaluator; equality is symmetric.
-            if case .date = o, op != .equal && op != .notEqual { return nil }
             self = .compare(attribute: a, op.flipped, o)
         case .isIn(.attribute(0, [], let a), let values):
             // The evaluator's `Set.contains` uses `Value`'s equality, the same as `==` term by term.

@@ -83,15 +83,14 @@ import Testing
         }
     }
 
-    /// Whether the expression should have a column form: everything but non-null strings and dates ordered from the
-    /// left (where `Value.compare` is not antisymmetric for NaN).
+    /// Whether the expression should have a column form: everything but comparisons of strings with non-null values.
     static func hasColumnForm(_ e: QueryExpression) -> Bool {
         switch e {
         case .and(let l, let r), .or(let l, let r): return hasColumnForm(l) && hasColumnForm(r)
         case .not(let inner): return hasColumnForm(inner)
-        case .compare(_, .attribute(_, _, let a), .constant(let v)): return a != text || v.isNull
-        case .compare(let op, .constant(let v), .attribute(_, _, let a)):
-            return (a != text || v.isNull) && (a != date || v.isNull || op == .equal || op == .notEqual)
+        case .compare(_, .attribute(_, _, let a), .constant(let v)),
+            .compare(_, .constant(let v), .attribute(_, _, let a)):
+            return a != text || v.isNull
         case .isIn(.attribute(_, _, let a), let values): return a != text || values.allSatisfy(\.isNull)
         default: return true
         }
