@@ -49,7 +49,7 @@ import Testing
         // While another process holds it, opening for writing fails with `.locked`.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [lockPath, "sleep", "10"]
+        holder.arguments = [lockPath, "sleep", "3"]
         try holder.run()
         defer {
             holder.terminate()
