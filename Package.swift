@@ -33,7 +33,8 @@ let package = Package(
         .executableTarget(
             name: "trellis-bench",
             dependencies: ["Trellis", "CSQLite"],
-            path: "Tools/trellis-bench"
+            path: "Tools/trellis-bench",
+            exclude: ["RESULTS.md"]
         ),
         .testTarget(
             name: "TrellisTests",

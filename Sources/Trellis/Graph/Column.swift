@@ -25,7 +25,7 @@ struct Column: Sendable {
     var bits: UInt64 = 0
     var ints: [Int64] = []
     var doubles: [Double] = []
-    var strings: [String] = []
+    var strings = PackedStrings()
     var others: [Value] = []
 
     init(kind: Kind) {
@@ -34,7 +34,7 @@ struct Column: Sendable {
         case .bool: break
         case .int: ints = Array(repeating: 0, count: Leaf.width)
         case .double, .date: doubles = Array(repeating: 0, count: Leaf.width)
-        case .string: strings = Array(repeating: "", count: Leaf.width)
+        case .string: break
         case .other: others = Array(repeating: .null, count: Leaf.width)
         }
     }
@@ -49,7 +49,7 @@ struct Column: Sendable {
         case .int: return .int(ints[row])
         case .double: return .double(doubles[row])
         case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
-        case .string: return .string(strings[row])
+        case .string: return .string(strings.string(row))
         case .other: return others[row]
         }
     }
@@ -67,7 +67,7 @@ struct Column: Sendable {
         case (.int, .int(let i)): ints[row] = i
         case (.double, .double(let d)): doubles[row] = d
         case (.date, .date(let d)): doubles[row] = d.timeIntervalSinceReferenceDate
-        case (.string, .string(let s)): strings[row] = s
+        case (.string, .string(let s)): strings.set(row, s)
         case (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal): others[row] = value
         default: return false
         }
@@ -78,7 +78,7 @@ struct Column: Sendable {
     /// Drops what row `row` holds, so a deleted object's strings and blobs are released.
     mutating func clear(_ row: Int) {
         switch kind {
-        case .string: if !strings[row].isEmpty { strings[row] = "" }
+        case .string: if !strings.isEmpty(row) { strings.set(row, "") }
         case .other: if !others[row].isNull { others[row] = .null }
         case .bool: bits &= ~(1 << UInt64(row))
         default: break

@@ -5,10 +5,10 @@ struct EntityTable: Sendable {
     var count = 0
     /// The highest serial ever stored; new serials are allocated above it.
     var maxSerial: UInt64 = 0
-    var indexes: [SortedTree<IndexEntry, Void>]
+    var indexes: [IndexTree]
 
     init(_ layout: EntityLayout) {
-        indexes = Array(repeating: SortedTree(), count: layout.indexes.count)
+        indexes = layout.indexes.map { IndexTree($0, attributes: layout.attributes) }
     }
 
     @inline(__always)
@@ -38,8 +38,10 @@ struct EntityTable: Sendable {
         return leaf.columns.map { $0.value(r) }
     }
 
-    func indexEntry(_ index: EntityLayout.IndexLayout, serial: UInt64, row: [Value]) -> IndexEntry {
-        IndexEntry(index.columns.map { row[$0] }, serial: serial)
+    /// The values an index holds for a live object, read from its leaf.
+    func indexValues(_ index: EntityLayout.IndexLayout, serial: UInt64) -> [Value] {
+        guard let (leaf, r) = locate(serial) else { return [] }
+        return index.columns.map { leaf.columns[$0].value(r) }
     }
 
     // MARK: Mutations (callers check existence and types first; these keep rows and indexes in step)
@@ -59,7 +61,7 @@ struct EntityTable: Sendable {
         count += 1
         maxSerial = max(maxSerial, serial)
         for (i, index) in layout.indexes.enumerated() {
-            indexes[i][indexEntry(index, serial: serial, row: values)] = ()
+            indexes[i].update(index.columns, serial: serial, adding: true) { values[$0] }
         }
         return true
     }
@@ -67,19 +69,24 @@ struct EntityTable: Sendable {
     /// Sets one attribute; returns the old value, or nil when the value does not fit the column.
     mutating func setValue(_ serial: UInt64, _ attribute: Int, _ value: Value, layout: EntityLayout) -> Value? {
         let (l, r) = Self.split(serial)
-        let touchedIndexes = layout.indexes.indices.filter { layout.indexes[$0].columns.contains(attribute) }
-        var before: [Value] = []
-        if !touchedIndexes.isEmpty, let row = row(serial) { before = row }
+        var oldIndexValues: [[Value]] = []
+        for index in layout.indexes where index.columns.contains(attribute) {
+            oldIndexValues.append(indexValues(index, serial: serial))
+        }
         let old = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Value? in
             let old = leaf.columns[attribute].value(r)
             return leaf.columns[attribute].set(r, value) ? old : nil
         }
-        if let old, !touchedIndexes.isEmpty, old != value {
-            var after = before
-            after[attribute] = value
-            for i in touchedIndexes {
-                indexes[i].removeValue(forKey: indexEntry(layout.indexes[i], serial: serial, row: before))
-                indexes[i][indexEntry(layout.indexes[i], serial: serial, row: after)] = ()
+        guard let old, !oldIndexValues.isEmpty, !old.isIdentical(to: value) else { return old }
+        var k = 0
+        for (i, index) in layout.indexes.enumerated() where index.columns.contains(attribute) {
+            let before = oldIndexValues[k]
+            k += 1
+            indexes[i].update(index.columns, serial: serial, adding: false) {
+                before[index.columns.firstIndex(of: $0)!]
+            }
+            indexes[i].update(index.columns, serial: serial, adding: true) { c in
+                c == attribute ? value : before[index.columns.firstIndex(of: c)!]
             }
         }
         return old
@@ -87,9 +94,12 @@ struct EntityTable: Sendable {
 
     mutating func removeRow(_ serial: UInt64, layout: EntityLayout) {
         let (l, r) = Self.split(serial)
-        guard let before = row(serial) else { return }
+        guard contains(serial) else { return }
         for (i, index) in layout.indexes.enumerated() {
-            indexes[i].removeValue(forKey: indexEntry(index, serial: serial, row: before))
+            let before = indexValues(index, serial: serial)
+            indexes[i].update(index.columns, serial: serial, adding: false) {
+                before[index.columns.firstIndex(of: $0)!]
+            }
         }
         let empty = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Bool in
             let bit: UInt64 = 1 << UInt64(r)

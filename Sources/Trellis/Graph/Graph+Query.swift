@@ -3,10 +3,7 @@ extension Graph {
     /// - Complexity: O(log n).
     public func lookup(_ index: IndexKey, _ values: [Value]) -> ObjectID? {
         guard let tree = tree(index), !values.isEmpty else { return nil }
-        for (entry, _) in tree.elements(from: .lowerProbe(values), to: .upperProbe(values)) {
-            return ObjectID(entity: index.entity, serial: entry.serial)
-        }
-        return nil
+        return tree.first(equalTo: values).map { ObjectID(entity: index.entity, serial: $0) }
     }
 
     /// Objects in the order of an index, between optional bounds on a prefix of its values.
@@ -18,14 +15,11 @@ extension Graph {
         _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
         inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max
     ) -> [ObjectID] {
-        guard let tree = tree(index), limit > 0 else { return [] }
-        let (lo, hi) = Self.probes(lower, lowerInclusive, upper, upperInclusive)
-        var out: [ObjectID] = []
-        for (entry, _) in tree.elements(from: lo, to: hi, reverse: reverse) {
-            out.append(ObjectID(entity: index.entity, serial: entry.serial))
-            if out.count == limit { break }
-        }
-        return out
+        guard let tree = tree(index) else { return [] }
+        return tree.serials(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
+            limit: limit
+        ).map { ObjectID(entity: index.entity, serial: $0) }
     }
 
     /// The number of objects between bounds of an index, as `scan` selects them.
@@ -34,38 +28,21 @@ extension Graph {
         _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
         inclusive upperInclusive: Bool = true
     ) -> Int {
-        guard let tree = tree(index) else { return 0 }
-        let (lo, hi) = Self.probes(lower, lowerInclusive, upper, upperInclusive)
-        return tree.count(from: lo, to: hi)
+        tree(index)?.count(from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive) ?? 0
     }
 
-    func tree(_ index: IndexKey) -> SortedTree<IndexEntry, Void>? {
+    func tree(_ index: IndexKey) -> IndexTree? {
         guard Int(index.entity) < tables.count, index.index < tables[Int(index.entity)].indexes.count else {
             return nil
         }
         return tables[Int(index.entity)].indexes[index.index]
     }
 
-    private static func probes(
-        _ lower: [Value]?, _ li: Bool, _ upper: [Value]?, _ ui: Bool
-    ) -> (
-        IndexEntry?, IndexEntry?
-    ) {
-        let lo = lower.flatMap { $0.isEmpty ? nil : (li ? IndexEntry.lowerProbe($0) : IndexEntry.upperProbe($0)) }
-        let hi = upper.flatMap { $0.isEmpty ? nil : (ui ? IndexEntry.upperProbe($0) : IndexEntry.lowerProbe($0)) }
-        return (lo, hi)
-    }
-
-    /// Serials of other live objects sharing `entry`'s values in a unique index (nulls never conflict).
-    func uniqueConflicts(_ index: Int, entity: UInt32, _ entry: IndexEntry) -> [UInt64] {
-        guard !entry.hasNull else { return [] }
-        let tree = tables[Int(entity)].indexes[index]
-        let values = entry.values
-        var out: [UInt64] = []
-        for (other, _) in tree.elements(from: .lowerProbe(values), to: .upperProbe(values))
-        where other.serial != entry.serial {
-            out.append(other.serial)
-        }
-        return out
+    /// Another live object holding the same values as `id` in a unique index (nulls never conflict).
+    func uniqueConflict(_ index: Int, of id: ObjectID) -> (ObjectID, [Value])? {
+        let table = tables[Int(id.entity)]
+        let values = table.indexValues(layout(id.entity).indexes[index], serial: id.serial)
+        guard let other = table.indexes[index].conflict(with: values, serial: id.serial) else { return nil }
+        return (ObjectID(entity: id.entity, serial: other), values)
     }
 }

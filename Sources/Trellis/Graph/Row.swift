@@ -1,3 +1,5 @@
+import Foundation
+
 /// A live object read in place from its leaf: attribute reads cost an array access, no lookup.
 ///
 /// ```swift
@@ -11,24 +13,38 @@ public struct Row: Sendable {
     public func value(_ attribute: AttributeKey) -> Value { leaf.columns[attribute.index].value(index) }
     public func value(at attribute: Int) -> Value { leaf.columns[attribute].value(index) }
 
+    // The typed reads index into the leaf in place: binding `leaf.columns[i]` to a local would copy the column and
+    // retain its four arrays on every read.
+
     public func int(_ attribute: AttributeKey) -> Int64? {
-        let c = leaf.columns[attribute.index]
-        return c.kind == .int && !c.isNull(index) ? c.ints[index] : nil
+        let i = attribute.index
+        guard leaf.columns[i].kind == .int, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+        return leaf.columns[i].ints[index]
     }
 
     public func double(_ attribute: AttributeKey) -> Double? {
-        let c = leaf.columns[attribute.index]
-        return c.kind == .double && !c.isNull(index) ? c.doubles[index] : nil
+        let i = attribute.index
+        guard leaf.columns[i].kind == .double, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+        return leaf.columns[i].doubles[index]
     }
 
     public func bool(_ attribute: AttributeKey) -> Bool? {
-        let c = leaf.columns[attribute.index]
-        return c.kind == .bool && !c.isNull(index) ? c.bits & (1 << UInt64(index)) != 0 : nil
+        let i = attribute.index
+        guard leaf.columns[i].kind == .bool, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+        return leaf.columns[i].bits & (1 << UInt64(index)) != 0
     }
 
     public func string(_ attribute: AttributeKey) -> String? {
-        let c = leaf.columns[attribute.index]
-        return c.kind == .string && !c.isNull(index) ? c.strings[index] : nil
+        let i = attribute.index
+        guard leaf.columns[i].kind == .string, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+        return leaf.columns[i].strings.string(index)
+    }
+
+    /// A date attribute's value, read without building a `Value`.
+    public func date(_ attribute: AttributeKey) -> Date? {
+        let i = attribute.index
+        guard leaf.columns[i].kind == .date, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+        return Date(timeIntervalSinceReferenceDate: leaf.columns[i].doubles[index])
     }
 
     public var values: [Value] { leaf.columns.map { $0.value(index) } }

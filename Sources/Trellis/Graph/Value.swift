@@ -89,7 +89,9 @@ extension Value: Comparable, Hashable {
             if d.isNaN { hasher.combine(UInt64.max) } else { hasher.combine(d) }
         case .decimal(let d): hasher.combine(NSDecimalNumber(decimal: d).doubleValue)
         case .string(let s): hasher.combine(s)
-        case .date(let d): hasher.combine(d)
+        case .date(let d):
+            let t = d.timeIntervalSinceReferenceDate
+            if t.isNaN { hasher.combine(UInt64.max - 1) } else { hasher.combine(t) }
         case .data(let d): hasher.combine(d)
         case .uuid(let u): hasher.combine(u)
         case .url(let u): hasher.combine(u.absoluteString)
@@ -103,7 +105,8 @@ extension Value: Comparable, Hashable {
         case (.double(let a), .double(let b)): return compareDoubles(a, b)
         case (.string(let a), .string(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
-        case (.date(let a), .date(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.date(let a), .date(let b)):
+            return compareDoubles(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
         case (.null, .null): return 0
         default: break
         }

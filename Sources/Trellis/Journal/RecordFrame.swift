@@ -66,6 +66,10 @@ struct Frame {
 
 /// Frames payloads into records (compressing when it pays) and computes their salted checksums.
 enum RecordFrame {
+    /// Payloads shorter than this are stored as they are: setting up a deflate stream costs more than the few bytes
+    /// it would save on a one-object commit.
+    static let minimumCompressedPayload = 512
+
     static func align(_ n: Int) -> Int { (n + JournalFormat.alignment - 1) & ~(JournalFormat.alignment - 1) }
 
     /// Frames a payload, compressing it with zlib at `level` when that makes it smaller (nil: never).
@@ -74,7 +78,9 @@ enum RecordFrame {
     ) -> [UInt8] {
         var stored = payload
         var codec = RecordCodec.none
-        if let level = compressionLevel, payload.count >= 64, let packed = Zlib.compress(payload, level: level) {
+        if let level = compressionLevel, payload.count >= minimumCompressedPayload,
+            let packed = Zlib.compress(payload, level: level)
+        {
             stored = packed
             codec = .zlib
         }

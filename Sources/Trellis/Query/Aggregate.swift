@@ -49,7 +49,8 @@ extension ModelContext {
     /// Aggregates over the matches of a fetch (pending changes included, pending deletes left out), one row per
     /// distinct combination of the `groupBy` attributes in ascending order (one row in all without grouping).
     /// Sort, offset and limit of the descriptor choose which objects are aggregated.
-    /// - Complexity: O(m × (a + g)) after the fetch, for m matches, a aggregates and g grouping attributes.
+    /// - Complexity: O(m × (a + g)) after the fetch, for m matches, a aggregates and g grouping attributes; counts
+    ///   alone without grouping cost what `fetchCount(_:)` does.
     public func aggregate<T: Model>(
         _ descriptor: FetchDescriptor<T>, _ aggregates: [Aggregate<T>], groupBy: [PartialKeyPath<T>] = []
     ) throws -> [AggregateRow] {
@@ -59,6 +60,11 @@ extension ModelContext {
             guard let keyPath = aggregate.keyPath?.keyPath as? PartialKeyPath<T> else { return ("count", nil) }
             let (name, a) = try attributeColumn(keyPath, binding)
             return ("\(aggregate.function.rawValue)(\(name))", a)
+        }
+        if groups.isEmpty && !aggregates.isEmpty && aggregates.allSatisfy({ $0.function == .count }) {
+            // Counts alone need no IDs: the count path uses index bounds or column masks when it can.
+            let n = Value.int(Int64(try fetchCount(descriptor)))
+            return [AggregateRow(group: [:], values: ["count": n])]
         }
         let view = self.view
         var accumulators: [[Value]: [Accumulator]] = [:]

@@ -62,7 +62,8 @@ extension Graph {
     }
 
     /// The number of objects the query selects (after offset and limit).
-    /// - Complexity: O(log n) per index probe when the index bounds express the whole condition; else as `fetch`.
+    /// - Complexity: O(log n) per index probe when the index bounds express the whole condition; O(n / 64 × t) by
+    ///   column masks for t comparisons when every condition is on the entity's own attributes; else as `fetch`.
     public func count(_ query: DynamicQuery) throws -> Int {
         try query.executor(ContextView(base: self, layers: [])).count()
     }

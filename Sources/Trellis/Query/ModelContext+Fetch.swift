@@ -8,7 +8,8 @@ extension ModelContext {
     /// let open = try context.fetch(FetchDescriptor<Chore>(
     ///     predicate: #Predicate { !$0.done }, sortBy: [SortDescriptor(\.due)], fetchLimit: 20))
     /// ```
-    /// - Complexity: see `explain(_:)`: O(candidates + pending + matches log matches); never waits for a save.
+    /// - Complexity: see `explain(_:)`: O(candidates + pending + matches log matches), candidates found by column
+    ///   masks (`QueryPlan.Access.columnScan`) costing O(n / 64) per comparison; never waits for a save.
     public func fetch<T: Model>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         try fetchIdentifiers(descriptor).map { materialize($0, as: T.self) }
     }
@@ -35,8 +36,10 @@ extension ModelContext {
     }
 
     /// The number of matches (after offset and limit). A predicate made only of index bounds is counted from the
-    /// index without visiting objects.
-    /// - Complexity: O(log n) per index probe plus O(pending) when the index expresses the predicate; else as a fetch.
+    /// index without visiting objects; one made only of comparisons of the entity's own attributes with constants is
+    /// counted by bit masks over leaves of 64 objects, without making IDs.
+    /// - Complexity: O(log n) per index probe plus O(pending) when the index expresses the predicate; O(n / 64 × t)
+    ///   for t comparisons plus O(pending) by column masks; else as a fetch.
     public func fetchCount<T: Model>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         let query = try compile(descriptor)
         let n = query.executor.count()

@@ -11,6 +11,10 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
     public enum Access: Sendable, Equatable {
         /// Every object of the entity, in `ObjectID` order.
         case fullScan
+        /// Every object of the entity, the predicate evaluated a column at a time over leaves of 64 objects (bit masks
+        /// instead of per-object evaluation): the plan for predicates made only of comparisons of the entity's own
+        /// attributes with constants when no index narrows the candidates well.
+        case columnScan
         /// A unique index with every attribute bound by equality: at most one object.
         case uniqueLookup
         /// An index whose leading attributes are bound by equality.
@@ -45,6 +49,7 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
         var text = "\(entity): "
         switch access {
         case .fullScan: text += "full scan"
+        case .columnScan: text += "column scan"
         case .uniqueLookup: text += "unique lookup"
         case .indexEquality: text += "index equality"
         case .indexIn: text += "index IN"

@@ -22,6 +22,8 @@ struct QueryPlanner {
         /// Whether the access yields exactly the predicate's matches (every term is an index bound).
         var exact = false
         var bounds: [String] = []
+        /// The predicate in column form, for a column scan.
+        var columnPredicate: ColumnPredicate?
     }
 
     private enum Term {

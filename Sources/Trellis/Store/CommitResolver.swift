@@ -47,13 +47,15 @@ struct CommitResolver {
                         + "\(layout.attributes.count) attributes", object: id)
             }
             for (a, attribute) in layout.attributes.enumerated() {
-                let value = try Transaction.normalize(inserts[i].values[a], attribute, entity: layout.name)
+                let given = inserts[i].values[a]
+                let value = try Transaction.normalize(given, attribute, entity: layout.name)
                 if value.isNull && !attribute.isOptional {
                     throw TrellisError(
                         .missingValue, "\(describe(id)) has no value for required attribute '\(attribute.name)'",
                         object: id)
                 }
-                inserts[i].values[a] = value
+                // Writing back only what changed keeps the row shared with the transaction (no copy per insert).
+                if !value.isIdentical(to: given) { inserts[i].values[a] = value }
             }
             if !layout.indexes.isEmpty { uniqueChecks.append(id) }
             if !layout.relationships.isEmpty { touched.insert(id) }
@@ -64,19 +66,23 @@ struct CommitResolver {
 
     private mutating func resolveUpdates(_ tx: Transaction) throws {
         for id in tx.updateOrder {
-            guard let row = graph.row(id) else {
+            guard graph.contains(id) else {
                 throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
             }
             let layout = schema.layouts[Int(id.entity)]
             var update = ChangeSet.Update(id: id, changes: [])
-            for (a, new) in tx.updateValues[id]!.sorted(by: { $0.key < $1.key }) where row[a] != new {
+            let values = tx.updateValues[id]!
+            let ordered = values.count == 1 ? Array(values) : values.sorted(by: { $0.key < $1.key })
+            for (a, new) in ordered {
+                let old = graph.value(id, AttributeKey(entity: id.entity, index: a))!
+                if old.isIdentical(to: new) { continue }
                 if new.isNull && !layout.attributes[a].isOptional {
                     throw TrellisError(
                         .missingValue,
                         "cannot set required attribute '\(layout.attributes[a].name)' of "
                             + "\(describe(id)) to null", object: id)
                 }
-                update.changes.append(.init(attribute: a, old: row[a], new: new))
+                update.changes.append(.init(attribute: a, old: old, new: new))
             }
             guard !update.changes.isEmpty else { continue }
             let changed = Set(update.changes.map(\.attribute))
@@ -184,18 +190,16 @@ struct CommitResolver {
     // MARK: Checks on the result
 
     private func checkUniqueConstraints() throws {
-        for id in uniqueChecks {
-            guard let row = graph.row(id) else { continue }
+        for id in uniqueChecks where graph.contains(id) {
             let layout = schema.layouts[Int(id.entity)]
             for (i, index) in layout.indexes.enumerated() where index.isUnique {
-                let entry = IndexEntry(index.columns.map { row[$0] }, serial: id.serial)
-                guard let other = graph.uniqueConflicts(i, entity: id.entity, entry).first else { continue }
+                guard let (other, values) = graph.uniqueConflict(i, of: id) else { continue }
                 let names = index.columns.map { layout.attributes[$0].name }
-                let shown = zip(names, entry.values).map { "\($0) = \($1)" }.joined(separator: ", ")
+                let shown = zip(names, values).map { "\($0) = \($1)" }.joined(separator: ", ")
                 throw TrellisError(
                     .uniqueViolation,
                     "\(describe(id)) breaks the unique constraint on \(layout.name)(\(names.joined(separator: ", "))): "
-                        + "\(describe(ObjectID(entity: id.entity, serial: other))) already has \(shown)", object: id)
+                        + "\(describe(other)) already has \(shown)", object: id)
             }
         }
     }

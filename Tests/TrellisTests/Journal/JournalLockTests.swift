@@ -9,7 +9,7 @@ import Testing
     @Test func aSecondWriterInTheSameProcessIsRefusedAndReadOnlyOpensAreAllowed() throws {
         let temporary = TemporaryDirectory()
         let schema = JournalWorkload.schema
-        let writer = try Store(directory: temporary.store, schema: schema)
+        let writer = try Self.openWriter(temporary.store, schema)
         var tx = writer.transaction()
         try tx.insert("Tag", ["label": "one"])
         try writer.commit(tx)
@@ -27,7 +27,7 @@ import Testing
         try reader.close()
 
         try writer.close()
-        let next = try Store(directory: temporary.store, schema: schema)
+        let next = try Self.openWriter(temporary.store, schema)
         #expect(try next.snapshot.count("Tag") == 1)
         try next.close()
     }
@@ -40,7 +40,7 @@ import Testing
         let temporary = TemporaryDirectory()
         let schema = JournalWorkload.schema
         let lockPath = temporary.store.appendingPathComponent("LOCK").path
-        let store = try Store(directory: temporary.store, schema: schema)
+        let store = try Self.openWriter(temporary.store, schema)
         // Another process cannot take the lock while this store holds it.
         #expect(try Self.run("/usr/bin/flock", ["-n", lockPath, "true"]) != 0)
         try store.close()
@@ -49,25 +49,41 @@ import Testing
         // While another process holds it, opening for writing fails with `.locked`.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [lockPath, "sleep", "2"]
+        holder.arguments = [lockPath, "sleep", "3"]
         try holder.run()
         defer {
             holder.terminate()
             holder.waitUntilExit()
         }
+        // Wait until the holder has the lock (a third process's non-blocking try fails), then open once.
+        var held = false
+        for _ in 0..<200 where !held {
+            held = try Self.run("/usr/bin/flock", ["-n", lockPath, "true"]) != 0
+            if !held { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(held)
         var refused: TrellisError?
-        for _ in 0..<100 {
-            do {
-                let s = try Store(directory: temporary.store, schema: schema)
-                try s.close()
-                Thread.sleep(forTimeInterval: 0.02)
-            } catch let error as TrellisError {
-                refused = error
-                break
-            }
+        do {
+            try Store(directory: temporary.store, schema: schema).close()
+        } catch let error as TrellisError {
+            refused = error
         }
         #expect(refused?.code == .locked)
         #expect(refused?.message.contains("only one process may write a store at a time") == true)
+    }
+
+    /// Opens a writer, retrying briefly while the lock is busy: other tests in this process spawn children, and a
+    /// child holds duplicates of our descriptors (the lock's among them) from fork until exec closes them.
+    static func openWriter(_ url: URL, _ schema: Schema) throws -> Store {
+        var attempt = 0
+        while true {
+            do {
+                return try Store(directory: url, schema: schema)
+            } catch let error as TrellisError where error.code == .locked && attempt < 100 {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
     }
 
     static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {

@@ -99,7 +99,7 @@ import Testing
         #expect(try context.explain(prefix).access == .indexEquality)
         try check(context, plain, prefix) { $0.g == 2 }
         let suffixOnly = FetchDescriptor<Sample>(predicate: #Predicate { $0.h == 2 })
-        #expect(try context.explain(suffixOnly).access == .fullScan)
+        #expect(try context.explain(suffixOnly).access == .columnScan)
     }
 
     @Test func theSmallestCandidateSetWins() throws {
@@ -125,7 +125,7 @@ import Testing
         let (store, plain) = try Self.store()
         let context = ModelContext(store)
         let scanned = FetchDescriptor<Sample>(predicate: #Predicate { $0.b == 3 || $0.flag })
-        #expect(try context.explain(scanned).access == .fullScan)
+        #expect(try context.explain(scanned).access == .columnScan)
         try check(context, plain, scanned) { $0.b == 3 || $0.flag }
         // Remainder and ranges are beyond the compiler: Foundation evaluates them on each candidate object.
         let foreign = FetchDescriptor<Sample>(predicate: #Predicate { $0.b % 3 == 1 })

@@ -1,0 +1,42 @@
+/// The strings of a leaf's 64 rows as one UTF-8 buffer and 64 end offsets.
+///
+/// About one byte a character plus four for the offset, where a `[String]` costs 16 bytes a row plus, for strings of
+/// more than 15 UTF-8 bytes, a heap object of 48–80 bytes. Reading a long string builds a `String` (one allocation);
+/// writing one splices the leaf's buffer (at most a few KiB).
+///
+/// ```
+/// bytes: |row0 bytes|row1 bytes|...|row63 bytes|
+/// ends:   e0         e1             e63          row r spans ends[r-1] ..< ends[r] (0 ..< ends[0] for row 0)
+/// ```
+struct PackedStrings: Sendable {
+    private(set) var bytes: [UInt8] = []
+    private(set) var ends: [UInt32] = Array(repeating: 0, count: Leaf.width)
+
+    @inline(__always)
+    private func span(_ row: Int) -> Range<Int> {
+        (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
+    }
+
+    func string(_ row: Int) -> String {
+        let range = span(row)
+        return range.isEmpty ? "" : String(decoding: bytes[range], as: UTF8.self)
+    }
+
+    func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
+
+    mutating func set(_ row: Int, _ string: String) {
+        let range = span(row)
+        let length = string.utf8.count
+        bytes.replaceSubrange(range, with: string.utf8)
+        let delta = length - range.count
+        if delta != 0 {
+            for r in row..<Leaf.width { ends[r] = UInt32(Int(ends[r]) + delta) }
+        }
+        // Leaves fill in serial order; once the last row is written, drop the growth slack.
+        if row == Leaf.width - 1, bytes.capacity > bytes.count + bytes.count / 8 + 16 {
+            bytes = Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+                count = buffer.initialize(from: bytes).1
+            }
+        }
+    }
+}

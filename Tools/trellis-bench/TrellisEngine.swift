@@ -1,0 +1,191 @@
+import Foundation
+import Trellis
+
+/// Trellis through its public API, as an app would use it: transactions, snapshots, rows, index lookups and scans.
+final class TrellisEngine: BenchEngine {
+    let name = "Trellis"
+    var caveat: String? { TrellisStorage.caveat }
+    let directory: String
+    let model: TrellisModel
+    private var store: Store
+    private var durability = Durability.perCommit
+    private var rootFolder: ObjectID?
+    /// Keeps the snapshot loop's result observable so the compiler cannot drop it.
+    private(set) var sink: UInt64 = 0
+
+    init(directory: String, model: TrellisModel) throws {
+        self.directory = directory
+        self.model = model
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+    }
+
+    /// Durability is an option of the open store, so changing it closes and reopens the store (untimed).
+    func setDurability(_ durability: Durability) throws {
+        guard durability != self.durability else { return }
+        self.durability = durability
+        guard TrellisStorage.isPersistent else { return }
+        try TrellisStorage.close(store)
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+    }
+
+    func insertItems(_ items: ArraySlice<ItemData>) throws {
+        var tx = store.transaction()
+        for item in items { tx.insert(entity: model.item, row: model.row(item)) }
+        try store.commit(tx)
+    }
+
+    func insertGenerated(_ count: Int) throws {
+        var tx = store.transaction()
+        var generator = ItemGenerator()
+        for _ in 0..<count { tx.insert(entity: model.item, row: model.row(generator.next()!)) }
+        try store.commit(tx)
+    }
+
+    func fetchAll() throws -> FetchSummary {
+        let m = model
+        var sum = FetchSummary()
+        for row in store.snapshot.rows(entity: m.item) {
+            let id = row.int(m.id) ?? 0
+            let title = row.string(m.title) ?? ""
+            let score = row.double(m.score) ?? 0
+            let flag = row.bool(m.flag) ?? false
+            let created = row.value(m.created).dateValue ?? .distantPast
+            sum.count += 1
+            sum.idSum &+= id
+            sum.titleBytes += title.utf8.count
+            sum.scoreSum += score
+            sum.flagged += flag ? 1 : 0
+            sum.createdSum += created.timeIntervalSince1970
+            sum.n1Sum &+= row.int(m.n1) ?? 0
+            sum.otherSum &+=
+                (row.int(m.n2) ?? 0) &+ (row.int(m.n3) ?? 0) &+ (row.int(m.n4) ?? 0) &+ (row.int(m.n5) ?? 0)
+        }
+        return sum
+    }
+
+    func lookupTitles(_ ids: [Int64]) throws -> LookupSummary {
+        var sum = LookupSummary()
+        for id in ids {
+            // A snapshot per fetch, as SQLite reads each statement in its own transaction.
+            let snapshot = store.snapshot
+            guard let object = snapshot.lookup(model.idIndex, [.int(id)]),
+                let title = snapshot.value(object, model.title)?.stringValue
+            else { continue }
+            sum.found += 1
+            sum.titleBytes += title.utf8.count
+        }
+        return sum
+    }
+
+    func rangeQueries(_ ranges: [ScoreRange]) throws -> RangeSummary {
+        var sum = RangeSummary()
+        for range in ranges {
+            let snapshot = store.snapshot
+            let ids = snapshot.scan(
+                model.scoreIndex, from: [.double(range.lower)], inclusive: true, to: [.double(range.upper)],
+                inclusive: false)
+            var last = -Double.infinity
+            for object in ids {
+                let score = snapshot.value(object, model.score)?.doubleValue ?? .nan
+                sum.rows += 1
+                sum.idSum &+= snapshot.value(object, model.id)?.intValue ?? 0
+                sum.scoreSum += score
+                if score < last { sum.outOfOrder += 1 }
+                last = score
+            }
+        }
+        return sum
+    }
+
+    func incrementScores() throws {
+        let snapshot = store.snapshot
+        var tx = store.transaction()
+        for row in snapshot.rows(entity: model.item) {
+            try tx.set(row.id, model.score, .double((row.double(model.score) ?? 0) + 1))
+        }
+        try store.commit(tx)
+    }
+
+    func insertEach(_ items: ArraySlice<ItemData>) throws {
+        for item in items {
+            var tx = store.transaction()
+            tx.insert(entity: model.item, row: model.row(item))
+            try store.commit(tx)
+        }
+    }
+
+    func itemCount() throws -> Int { store.snapshot.count(entity: model.item) }
+
+    func buildFolderTree(fanOut: Int, depth: Int) throws {
+        let tree = FolderTree(fanOut: fanOut, depth: depth)
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(tree.count)
+        var tx = store.transaction()
+        for folder in tree {
+            let id = tx.insert(entity: model.folder, row: [.string(folder.name)])
+            ids.append(id)
+            if let parent = folder.parent { try tx.link(id, "parent", ids[parent - 1]) }
+        }
+        try store.commit(tx)
+        rootFolder = ids.first
+    }
+
+    func deleteRootFolder() throws {
+        guard let root = rootFolder else { return }
+        var tx = store.transaction()
+        try tx.delete(root)
+        try store.commit(tx)
+        rootFolder = nil
+    }
+
+    func folderCount() throws -> Int { store.snapshot.count(entity: model.folder) }
+
+    func readerFactory() -> @Sendable () throws -> any ReadProbe {
+        let store = self.store
+        let model = self.model
+        return { TrellisReadProbe(store: store, model: model) }
+    }
+
+    func open() throws -> Bool {
+        guard TrellisStorage.isPersistent else { return false }
+        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+        return true
+    }
+
+    func close() throws { try TrellisStorage.close(store) }
+
+    func compact() throws -> Bool { try TrellisStorage.compact(store) }
+
+    func bytesOnDisk() -> Int? { TrellisStorage.bytesOnDisk(directory: directory) }
+
+    func snapshotTakeNanoseconds(iterations: Int) -> Double? {
+        var total: UInt64 = 0
+        let start = Measure.now()
+        for _ in 0..<iterations { total &+= store.snapshot.sequence }
+        let elapsed = Measure.now() - start
+        sink &+= total
+        return Double(elapsed) / Double(max(iterations, 1))
+    }
+}
+
+/// The W7 reader: takes a fresh snapshot for every query, as a view that follows commits would.
+struct TrellisReadProbe: ReadProbe {
+    let store: Store
+    let model: TrellisModel
+
+    /// `count(Item where flag == true)` through the query planner, as an app would ask it.
+    static let flagged = DynamicQuery("Item", where: .equal("flag", true))
+
+    func countFlagged() throws -> Int {
+        try store.snapshot.count(Self.flagged)
+    }
+
+    func titleLength(id: Int64) throws -> Int {
+        let snapshot = store.snapshot
+        guard let object = snapshot.lookup(model.idIndex, [.int(id)]),
+            let title = snapshot.value(object, model.title)?.stringValue
+        else { return -1 }
+        return title.utf8.count
+    }
+}
