@@ -81,8 +81,10 @@ extension Graph {
                     let inverse = RelationshipKey(entity: rel.target, index: rel.inverse)
                     for serial in row.targetSerials(RelationshipKey(entity: entity, index: k)) {
                         let target = ObjectID(entity: rel.target, serial: serial)
-                        guard contains(target) else { continue }  // dangling: only a no-action rule leaves these
-                        if !targets(target, inverse).contains(row.id),
+                        // Dangling ends (only a no-action rule leaves them) are skipped; the membership test is
+                        // O(log n), so one huge to-many relationship does not make the check quadratic.
+                        guard let (leaf, r) = self.table(target)?.locate(serial) else { continue }
+                        if !leaf.hasTarget(r, inverse.index, row.id.serial),
                             report("\(schema.describe(row.id)).\(rel.name) → \(schema.describe(target)) has no inverse")
                         {
                             return out

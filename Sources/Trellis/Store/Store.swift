@@ -30,6 +30,7 @@ public final class Store: Sendable {
     let allocator: SerialAllocator
     /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
     private let published: Mutex<Graph>
+    let reclaimer = VersionReclaimer()
     /// Serialises commits; holds the newest committed version (in `.perCommit` durability it may be ahead of the
     /// published one by the commits waiting for their sync: the next commit builds on it).
     private let writer: Mutex<Graph>
@@ -123,7 +124,7 @@ public final class Store: Sendable {
             let durable = try journal?.record(commit)
             head = next
             if durable == nil {
-                published.withLock { $0 = next }
+                publish(next)
                 notify(commit)
             }
             return (commit, durable)
@@ -182,8 +183,17 @@ public final class Store: Sendable {
     /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
     private func publishDurable(_ commits: [Commit]) {
         guard let last = commits.last else { return }
-        published.withLock { $0 = last.snapshot }
+        publish(last.snapshot)
         for commit in commits { notify(commit) }
+    }
+
+    /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.
+    private func publish(_ graph: Graph) {
+        let replaced = published.withLock { current -> Graph in
+            defer { current = graph }
+            return current
+        }
+        reclaimer.retire(replaced)
     }
 
     // MARK: Observers

@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+
+/// Keeps replaced versions alive for a short grace period and lets them go on a background queue.
+///
+/// Whoever drops the last reference to a version frees the nodes only it holds, and after a cascade that deleted
+/// 100,000 objects that takes tens of milliseconds. Without this, that would often be a reader: it takes the new
+/// snapshot, drops the old one, and pays. With it, a reader that takes fresh snapshots never holds the last
+/// reference; only one that keeps a snapshot for longer than the grace period frees it itself.
+final class VersionReclaimer: Sendable {
+    /// How long a replaced version is kept.
+    static let grace: Double = 1.0
+    /// How many replaced versions are kept at most (a burst of small commits replaces little each time).
+    static let limit = 64
+
+    private let retired = Mutex<[(time: UInt64, graph: Graph)]>([])
+    private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
+
+    /// How many replaced versions are being kept (for tests).
+    var keptCount: Int { retired.withLock { $0.count } }
+
+    /// The sequence numbers of the versions being kept, oldest first (for tests).
+    var keptVersions: [UInt64] { retired.withLock { $0.map(\.graph.sequence) } }
+
+    /// Takes over a version that was just replaced by a newer published one.
+    func retire(_ graph: Graph) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (overflow, first) = retired.withLock { list -> (Graph?, Bool) in
+            list.append((now, graph))
+            let overflow = list.count > Self.limit ? list.removeFirst().graph : nil
+            return (overflow, list.count == 1)
+        }
+        if let overflow { queue.async { withExtendedLifetime(overflow) {} } }
+        if first { schedule() }
+    }
+
+    private func schedule() {
+        queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
+            let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)
+            let (expired, more) = retired.withLock { list -> ([Graph], Bool) in
+                let n = list.prefix { $0.time <= cutoff }.count
+                let expired = list.prefix(n).map(\.graph)
+                list.removeFirst(n)
+                return (expired, !list.isEmpty)
+            }
+            // Released here, on this queue, outside the lock.
+            withExtendedLifetime(expired) {}
+            if more { schedule() }
+        }
+    }
+}
