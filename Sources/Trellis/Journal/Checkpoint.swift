@@ -82,9 +82,11 @@ enum Checkpoint {
             }
             footer.varint(chunkNumber)
             try emit(.checkpointFooter, footer.bytes)
+            CrashPoints.hit("before-checkpoint-sync")
             try file.sync()
             file.close()
             try layer.rename(temporary, to: path)
+            CrashPoints.hit("after-checkpoint-rename")
             try layer.syncDirectory(directory)
             return offset
         } catch {

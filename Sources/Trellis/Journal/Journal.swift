@@ -248,6 +248,10 @@ final class Journal: Sendable {
                     salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
             }
             w.unsynced = true
+            if CrashPoints.isArmed("mid-record") {
+                try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
+                CrashPoints.hit("mid-record")
+            }
             try segment.file.write(batch, at: segment.end)
             segment.end += batch.count
             w.segment = segment
@@ -357,6 +361,7 @@ final class Journal: Sendable {
             }
             // The new state is committed; what follows only frees space, and whatever a crash leaves of it is an
             // unreferenced file that the next open removes.
+            CrashPoints.hit("before-unlink-old")
             for id in old.firstSegment..<firstKept {
                 let path = joinPath(directory, JournalFormat.segmentName(id))
                 if preserveReplaced { try? layer.rename(path, to: path + ".damaged") } else { try? layer.remove(path) }

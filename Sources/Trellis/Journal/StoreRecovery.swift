@@ -123,6 +123,7 @@ struct StoreRecovery {
         try backupFile.write(bytes, at: 0)
         try backupFile.sync()
         try layer.syncDirectory(directory)
+        CrashPoints.hit("after-tail-backup")
         try file.truncate(to: tail.validEnd)
         try file.sync()
         return backup
