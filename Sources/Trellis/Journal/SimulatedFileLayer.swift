@@ -81,6 +81,9 @@ final class SimulatedFileLayer: FileLayer {
             case garbleRandomSector(seed: UInt64)
             /// Unsynced bytes survive up to a random offset (a torn write).
             case tearUnsynced(seed: UInt64)
+            /// Everything written survives, except that the unsynced bytes of one sector are random: a torn sector
+            /// on a disk that never harms the bytes around a write (SQLite's "powersafe overwrite").
+            case garbleUnsyncedBytes(seed: UInt64)
         }
         var data: Data
         /// Whether directory entries not yet synced survive (they often do; crash tests must assume they may not).
@@ -116,6 +119,8 @@ final class SimulatedFileLayer: FileLayer {
         var operationCount = 0
         var dead = false
         var locks: Set<String> = []
+        /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
+        var largestRead = 0
     }
 
     let state: Mutex<State>
@@ -134,6 +139,11 @@ final class SimulatedFileLayer: FileLayer {
     var events: [Event] { state.withLock { $0.events } }
 
     var operationCount: Int { state.withLock { $0.operationCount } }
+
+    /// The largest byte count a single read has asked for since the layer was made or `resetLargestRead()`.
+    var largestRead: Int { state.withLock { $0.largestRead } }
+
+    func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
 
     /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
     func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
@@ -185,6 +195,18 @@ final class SimulatedFileLayer: FileLayer {
                     out[i] = i < source.count ? source[i] : (i < current.count ? current[i] : 0)
                 }
                 sector = end
+            }
+            return out
+        case .garbleUnsyncedBytes:
+            var out = current
+            let sectors = stride(from: 0, to: current.count, by: sectorSize).filter { start in
+                (start..<min(start + sectorSize, current.count)).contains {
+                    $0 >= synced.count || current[$0] != synced[$0]
+                }
+            }
+            guard let chosen = sectors.randomElement(using: &random) else { return out }
+            for i in chosen..<min(chosen + sectorSize, out.count) where i >= synced.count || current[i] != synced[i] {
+                out[i] = UInt8(truncatingIfNeeded: random.next())
             }
             return out
         case .garbleRandomSector:
@@ -349,7 +371,9 @@ extension SimulatedFileLayer.CrashPolicy.Data {
     var seed: UInt64 {
         switch self {
         case .dropUnsynced, .keepUnsynced: return 0
-        case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed): return seed
+        case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed),
+            .garbleUnsyncedBytes(let seed):
+            return seed
         }
     }
 }
@@ -434,6 +458,7 @@ final class SimulatedFile: LayerFile {
 
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         try layer.fileOperation(.read, path) { s in
+            s.largestRead = max(s.largestRead, count)
             let data = s.nodes[node]?.current ?? []
             guard offset < data.count else { return [] }
             return Array(data[offset..<min(data.count, offset + count)])
