@@ -34,9 +34,14 @@ let package = Package(
             dependencies: ["Trellis", "CSQLite"],
             path: "Tools/trellis-bench"
         ),
+        .executableTarget(
+            name: "trellis-crashtest",
+            dependencies: ["Trellis"],
+            path: "Tools/trellis-crashtest"
+        ),
         .testTarget(
             name: "TrellisTests",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "trellis-crashtest"],
             path: "Tests/TrellisTests"
         ),
     ],
