@@ -13,9 +13,11 @@ final class Ticket: Sendable {
         done.signal()
     }
 
-    /// Blocks until the ticket is completed; rethrows its error.
+    /// Blocks until the ticket is completed; rethrows its error. Any number of waits may be made, before or after
+    /// completion (closing waits again for a compaction that a salvage open already waited for).
     func wait() throws {
         done.wait()
+        done.signal()
         if let error = outcome.withLock({ $0 }) { throw error }
     }
 }
