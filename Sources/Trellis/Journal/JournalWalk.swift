@@ -44,16 +44,23 @@ struct JournalWalk {
         var outcome = Outcome(lastSequence: checkpointSequence)
         var headers: [UInt64: FileHeader] = [:]
         var sizes: [UInt64: Int] = [:]
+        // Only the segments that are there are walked, and each run of missing ones is one problem: a damaged
+        // manifest can name billions.
+        let present = files.segments.keys.filter { (manifest.firstSegment...manifest.lastSegment).contains($0) }
+            .sorted()
+        var nextID = manifest.firstSegment
         // Headers first: every segment's salt is needed to tell a stale frame from plain damage.
-        for id in manifest.firstSegment...manifest.lastSegment {
-            guard let name = files.segments[id] else {
+        for id in present + [manifest.lastSegment + 1] {
+            if id > nextID {
+                let missing = id - nextID == 1 ? "segment \(nextID)" : "segments \(nextID)…\(id - 1)"
                 outcome.problems.append(
                     JournalProblem(
-                        .missingFile, file: JournalFormat.segmentName(id), offset: 0,
-                        "the manifest names segment \(id), which is not in the directory"))
+                        .missingFile, file: JournalFormat.segmentName(nextID), offset: 0,
+                        "the manifest names \(missing), which is not in the directory"))
                 if !continueAfterDamage { return outcome }
-                continue
             }
+            nextID = id + 1
+            guard id <= manifest.lastSegment, let name = files.segments[id] else { continue }
             let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
             let size = try file.size()
@@ -67,7 +74,7 @@ struct JournalWalk {
         }
         let salts = headers.values.map(\.salt)
         var expected = checkpointSequence + 1
-        for id in manifest.firstSegment...manifest.lastSegment {
+        for id in present {
             guard let header = headers[id], let name = files.segments[id], let size = sizes[id] else { continue }
             let isLast = id == manifest.lastSegment
             outcome.bytes += size

@@ -30,4 +30,27 @@ import Testing
         #expect(store.recoveryReport?.skipped.first?.offset == records[10].offset)
         #expect(Self.returns(within: 20) { try? store.close() }, "close hung after a salvage rewrite")
     }
+
+    /// Found by the fuzzer: a manifest (checksum intact) naming segments 2…2^44 made open, verify and recovery walk
+    /// every id in the range, one problem each: unbounded time and memory.
+    @Test func aManifestNamingBillionsOfMissingSegmentsIsRefusedAtOnce() throws {
+        let disk = try X.store(commits: 20, segmentBytes: 2_048)
+        let manifestPath = X.path(JournalFormat.manifestName)
+        var manifest = try Manifest.parse(disk.contents(manifestPath)!, file: "MANIFEST")
+        manifest.lastSegment += 1 << 44
+        disk.setContents(manifestPath, manifest.encoded())
+        let outcome = Self.returns(within: 20) {
+            let problems = (try? X.problems(disk)) ?? []
+            #expect(problems.filter { $0.kind == .missingFile }.count == 1, "\(problems.prefix(3))")
+            for recovery in [StoreOptions.Recovery.tolerateTornTail, .salvage] {
+                #expect(throws: TrellisError.self) { try X.open(disk, recovery: recovery) }
+            }
+        }
+        #expect(outcome, "a huge segment range was walked id by id")
+        // Ids past 2^60 are refused as damage: `+ 1` on them could trap.
+        manifest.lastSegment = UInt64.max
+        disk.setContents(manifestPath, manifest.encoded())
+        let error = try #require(throws: TrellisError.self) { try X.open(disk) }
+        #expect(error.message.contains("MANIFEST") && error.message.contains("out of range"))
+    }
 }
