@@ -73,7 +73,7 @@ struct JournalWalk {
             }
         }
         let salts = headers.values.map(\.salt)
-        var expected = checkpointSequence + 1
+        var expected = checkpointSequence &+ 1
         for id in present {
             guard let header = headers[id], let name = files.segments[id], let size = sizes[id] else { continue }
             let isLast = id == manifest.lastSegment
@@ -90,7 +90,7 @@ struct JournalWalk {
                 outcome.problems.append(
                     JournalProblem(
                         .sequenceGap, file: name, offset: 24,
-                        "the segment starts at sequence \(header.sequence); the journal before it ends at \(expected - 1)"
+                        "the segment starts at sequence \(header.sequence); the journal before it ends at \(expected &- 1)"
                     ))
                 if !continueAfterDamage { return outcome }
                 expected = header.sequence
@@ -133,7 +133,7 @@ struct JournalWalk {
                                 "record \(frame.header.sequence) where \(expected) was due"))
                         guard continueAfterDamage else { break scan }
                     }
-                    expected = frame.header.sequence + 1
+                    expected = frame.header.sequence &+ 1
                     if let problem = try onRecord(Record(frame: frame, file: name)) {
                         outcome.problems.append(problem)
                         guard continueAfterDamage else { break scan }

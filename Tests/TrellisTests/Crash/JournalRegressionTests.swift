@@ -53,4 +53,31 @@ import Testing
         let error = try #require(throws: TrellisError.self) { try X.open(disk) }
         #expect(error.message.contains("MANIFEST") && error.message.contains("out of range"))
     }
+
+    /// Found while fixing the segment range (by reading): sequence numbers read from disk were incremented and
+    /// decremented with trapping arithmetic (a record numbered 2^64 - 1; a segment that starts at 0).
+    @Test func sequenceNumbersAtTheEndsOfTheRangeAreDamageNotATrap() throws {
+        let disk = try X.store(commits: 20)
+        let records = try X.records(disk)
+        let path = X.path(records[0].file)
+        var bytes = disk.contents(path)!
+        bytes = ByteMutators.setU64(bytes, at: records[19].offset + 16, UInt64.max)
+        bytes = ByteMutators.fixFrameChecksum(bytes, at: records[19].offset)
+        let topOfRange = disk.copy()
+        topOfRange.setContents(path, bytes)
+        #expect(try X.problems(topOfRange).map(\.kind) == [.sequenceGap])
+        #expect(throws: TrellisError.self) { try X.open(topOfRange) }
+
+        // A first segment that claims to start at sequence 0 and holds no record, followed by another segment.
+        let segmented = try X.store(commits: 20, segmentBytes: 2_048)
+        let first = X.path(JournalFormat.segmentName(1))
+        let header = try FileHeader.parse(
+            Array(segmented.contents(first)!.prefix(Int(ByteMutators.u32(segmented.contents(first)!, 12)))),
+            magic: JournalFormat.segmentMagic, file: "segment 1")
+        var empty = header
+        empty.sequence = 0
+        segmented.setContents(first, empty.encoded())
+        let problems = try X.problems(segmented)
+        #expect(problems.first?.kind == .sequenceGap && problems.first?.offset == 24)
+    }
 }
