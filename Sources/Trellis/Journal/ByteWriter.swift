@@ -132,7 +132,7 @@ struct ByteReader {
     /// A value that must fit in `Int` and be at most `limit`.
     mutating func int(limit: Int = .max) throws -> Int {
         let n = try varint()
-        guard n <= UInt64(limit) else { throw failure("number \(n) is out of range") }
+        guard limit >= 0, n <= UInt64(limit) else { throw failure("number \(n) is out of range") }
         return Int(n)
     }
 

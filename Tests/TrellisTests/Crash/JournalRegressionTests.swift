@@ -80,4 +80,11 @@ import Testing
         let problems = try X.problems(segmented)
         #expect(problems.first?.kind == .sequenceGap && problems.first?.offset == 24)
     }
+
+    /// Found by reading: a count limit below zero (an empty schema's entity count - 1) trapped in `UInt64(limit)`.
+    @Test func aNegativeLimitRefusesEveryNumberInsteadOfTrapping() throws {
+        var reader = ByteReader([0], context: "test")
+        let error = try #require(throws: TrellisError.self) { try reader.int(limit: -1) }
+        #expect(error.code == .corrupt)
+    }
 }
