@@ -214,6 +214,9 @@ final class Journal: Sendable {
     }
 
     private func process(_ work: Work) {
+        // Once records are durable and their commits acknowledged, a later failure (rotation, compaction start) must
+        // not take the acknowledgement back: each ticket is completed exactly once.
+        var acknowledged = false
         do {
             if let failure { throw failure }
             if !work.entries.isEmpty { try append(work.entries) }
@@ -226,6 +229,7 @@ final class Journal: Sendable {
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
+            acknowledged = true
             if work.compact || (!work.closing && automaticCompactionDue()) {
                 try startCompaction(tickets: work.compactionTickets)
             } else if writer.withLock({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
@@ -233,8 +237,11 @@ final class Journal: Sendable {
             }
         } catch {
             let failure = fail(error)
-            for entry in work.entries { entry.ticket?.complete(failure) }
-            for ticket in work.flushTickets + work.compactionTickets { ticket.complete(failure) }
+            if !acknowledged {
+                for entry in work.entries { entry.ticket?.complete(failure) }
+                for ticket in work.flushTickets { ticket.complete(failure) }
+            }
+            for ticket in work.compactionTickets { ticket.complete(failure) }
         }
     }
 

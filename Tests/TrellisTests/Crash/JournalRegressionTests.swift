@@ -87,4 +87,26 @@ import Testing
         let error = try #require(throws: TrellisError.self) { try reader.int(limit: -1) }
         #expect(error.code == .corrupt)
     }
+
+    /// Found by case 14: when the rotation after a durable, published commit failed, the flusher completed that
+    /// commit's ticket a second time with the failure, so the caller could be told "not saved" for a commit that
+    /// readers already saw and that every reopen recovers.
+    @Test func aCommitMadeDurableBeforeARotationFailsIsAcknowledged() throws {
+        for _ in 0..<20 {
+            let disk = SimulatedFileLayer()
+            let store = try X.open(disk, segmentBytes: 600)
+            disk.inject(.init(.sync, pathContains: JournalFormat.temporarySuffix, error: EIO))
+            var acknowledged = 0
+            for n in 1...10 {
+                guard (try? CrashWorkload.commit(n, to: store)) != nil else { break }
+                acknowledged = n
+            }
+            #expect(store.failure != nil)
+            #expect(acknowledged >= 1 && store.snapshot.sequence == UInt64(acknowledged))
+            let after = disk.crash(.init(data: .dropUnsynced))
+            let reopened = try X.open(after)
+            #expect(reopened.snapshot.sequence == UInt64(acknowledged))
+            try reopened.close()
+        }
+    }
 }
