@@ -109,4 +109,27 @@ import Testing
             try reopened.close()
         }
     }
+
+    /// Found by case 16: when the directory sync after a rotation's manifest rename failed, a reopen on the same
+    /// system read the new manifest (still only in the page cache), appended and acknowledged commits in the new
+    /// segment, and a power cut then brought back the old manifest, which does not name that segment: acknowledged
+    /// commits lost. Open now syncs the last segment and the directory before it takes commits.
+    @Test func commitsAcknowledgedAfterReopeningOverAnUnsyncedManifestRenameSurviveAPowerCut() throws {
+        let driver = CrashDriver(commits: 20, segmentBytes: 2_048, compactEvery: 0)
+        let events = driver.cleanRun().events
+        let renames = events.indices.filter { events[$0].operation == .rename && events[$0].path.hasSuffix("MANIFEST") }
+        #expect(renames.count >= 3)
+        for rename in renames.dropFirst() {
+            let disk = SimulatedFileLayer()
+            // The directory sync right after the manifest rename fails, once.
+            disk.inject(.init([], nth: rename + 2, error: EIO))
+            let first = driver.drive(disk)
+            let acknowledged = driver.drive(disk, acknowledged: first)
+            #expect(acknowledged == 20)
+            let after = disk.crash(.init(data: .dropUnsynced, keepUnsyncedEntries: false))
+            let store = try X.open(after)
+            X.expectPrefix(store.snapshot, acknowledged: acknowledged, "directory sync after operation \(rename + 1)")
+            try store.close()
+        }
+    }
 }
