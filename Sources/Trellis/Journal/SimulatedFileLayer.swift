@@ -268,10 +268,12 @@ final class SimulatedFileLayer: FileLayer {
     func createDirectory(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.mkdir, path)
-            if s.directories[path] != nil { return }
             let (parent, _) = Self.split(path)
-            guard s.directories[parent] != nil else { throw Self.error(ENOENT, "mkdir", path) }
-            s.directories[path] = Directory()
+            if s.directories[path] == nil {
+                guard s.directories[parent] != nil else { throw Self.error(ENOENT, "mkdir", path) }
+                s.directories[path] = Directory()
+            }
+            // As `PosixFileLayer`: an existing directory's entry is synced again.
             try s.begin(.syncDirectory, parent)
             s.directories[path]!.isDurable = s.directories[parent]!.isDurable
         }

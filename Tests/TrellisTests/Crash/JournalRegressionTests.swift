@@ -132,4 +132,20 @@ import Testing
             try store.close()
         }
     }
+
+    /// Found by case 16 in the long mode: when the sync of the parent directory after creating the store directory
+    /// failed (or the process died before it), the next open found the directory and never synced its entry, so a
+    /// power cut could take the whole store, acknowledged commits and all. Both file layers now sync the parent of
+    /// an existing directory too.
+    @Test func aStoreDirectoryWhoseCreationWasNeverSyncedIsSyncedByTheNextOpen() throws {
+        let disk = SimulatedFileLayer()
+        disk.inject(.init(.syncDirectory, nth: 1, error: EIO))
+        #expect(throws: TrellisError.self) { try X.open(disk) }
+        let store = try X.open(disk)
+        for n in 1...5 { try CrashWorkload.commit(n, to: store) }
+        let after = disk.crash(.init(data: .dropUnsynced, keepUnsyncedEntries: false))
+        let reopened = try X.open(after)
+        X.expectPrefix(reopened.snapshot, acknowledged: 5)
+        try reopened.close()
+    }
 }
