@@ -10,7 +10,7 @@ import Testing
     typealias X = CrashExpectations
 
     /// Commits transactions from `first` until one fails; returns the last acknowledged and the one that failed.
-    static func commitUntilFailure(_ store: Store, from first: Int = 1, through last: Int = 40) -> (Int, Int?) {
+    static func commitUntilFailure(_ store: Store, from first: Int = 1, through last: Int = 150) -> (Int, Int?) {
         var acknowledged = first - 1
         for n in first...last {
             do {
