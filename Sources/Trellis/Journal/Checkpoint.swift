@@ -123,6 +123,10 @@ enum Checkpoint {
         guard header.fingerprint == schema.fingerprint else {
             throw damage(.schema, 0, "written with schema fingerprint \(header.fingerprint), not \(schema.fingerprint)")
         }
+        // The manifest names a checkpoint by its file name; the graph takes the header's sequence number.
+        if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
+            throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
+        }
         var scanner = FrameScanner(
             file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: knownTypes)
         var graph = Graph(schema: schema)

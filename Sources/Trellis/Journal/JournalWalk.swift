@@ -132,6 +132,13 @@ struct JournalWalk {
                                 .sequenceGap, file: name, offset: offset,
                                 "record \(frame.header.sequence) where \(expected) was due"))
                         guard continueAfterDamage else { break scan }
+                        // A record from the past (a duplicate, a stale copy) or from beyond any real store is
+                        // skipped: applying it would move the sequence backwards, or to where `+ 1` traps.
+                        if frame.header.sequence < expected || frame.header.sequence >= 1 << 60 {
+                            offset = frameEnd
+                            validEnd = offset
+                            continue
+                        }
                     }
                     expected = frame.header.sequence &+ 1
                     if let problem = try onRecord(Record(frame: frame, file: name)) {

@@ -148,4 +148,41 @@ import Testing
         X.expectPrefix(reopened.snapshot, acknowledged: 5)
         try reopened.close()
     }
+
+    /// Found by the fuzzer (directory target, 29 minutes in): salvage applied a record numbered 2^64 - 1 (checksum
+    /// intact), and the rewrite that follows a salvage trapped on `sequence + 1` when it rotated. A record numbered
+    /// backwards (a duplicate, a stale copy) was applied too, moving the sequence back. Both are skipped now.
+    @Test func salvageSkipsRecordsNumberedBackwardsOrBeyondAnyRealStore() throws {
+        for (index, sequence) in [(19, UInt64.max), (19, 1 << 60), (14, 3)] {
+            let disk = try X.store(commits: 20)
+            let records = try X.records(disk)
+            let path = X.path(records[index].file)
+            var bytes = disk.contents(path)!
+            bytes = ByteMutators.setU64(bytes, at: records[index].offset + 16, sequence)
+            disk.setContents(path, ByteMutators.fixFrameChecksum(bytes, at: records[index].offset))
+            let store = try X.open(disk, recovery: .salvage)
+            let skipped = store.recoveryReport?.skipped ?? []
+            #expect(skipped.first?.kind == .sequenceGap && skipped.first?.offset == records[index].offset)
+            #expect(store.snapshot.sequence == 20 || (index == 19 && store.snapshot.sequence == 19))
+            try CrashWorkload.commit(Int(store.snapshot.sequence) + 1, to: store)
+            try store.close()
+        }
+    }
+
+    /// Found with the fix above: the graph took a checkpoint's sequence number from its header without checking it
+    /// against the name the manifest chose it by.
+    @Test func aCheckpointWhoseHeaderDisagreesWithItsNameIsRefused() throws {
+        let disk = try X.store(commits: 20, compactEvery: 12)
+        let manifestPath = X.path(JournalFormat.manifestName)
+        var manifest = try Manifest.parse(disk.contents(manifestPath)!, file: "MANIFEST")
+        let wrongName = JournalFormat.checkpointName(13)
+        try disk.rename(X.path(JournalFormat.checkpointName(12)), to: X.path(wrongName))
+        manifest.checkpointSequence = 13
+        disk.setContents(manifestPath, manifest.encoded())
+        let error = try #require(throws: TrellisError.self) { try X.open(disk) }
+        #expect(error.message.contains("\(wrongName) at offset 24: header"), "\(error)")
+        #expect(
+            try X.problems(disk).first
+                == JournalProblem(.header, file: wrongName, offset: 24, "holds sequence 12 but is named for 13"))
+    }
 }
