@@ -16,6 +16,8 @@ swiftc -sanitize=fuzzer -O -parse-as-library -module-name Trellis -swift-version
     -I "$root/Sources/CZlib" -lz \
     $(find "$root/Sources/Trellis" -name '*.swift' | sort) "$root"/Fuzz/*.swift \
     -o "$work/fuzz-readers"
+# libFuzzer, not Swift's backtracer, must see a trap, so that it saves the input as .build/fuzz/crash-*.
+export SWIFT_BACKTRACE=enable=no
 exec "$work/fuzz-readers" "$work/corpus" "$root/Fuzz/corpus" \
     -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=256 \
     -print_final_stats=1 -artifact_prefix="$work/" ${TRELLIS_FUZZ_ARGS:-}
