@@ -14,17 +14,18 @@ import Trellis
 ///     n % 50 == 0:      the note is 20 KB (a record that spans many sectors)
 enum CrashWorkload {
     static let schema = try! Schema([
-        Entity(
-            "Folder", attributes: [Attribute("name", .string)],
+        EntityDescription(
+            "Folder", attributes: [AttributeDescription("name", .string)],
             relationships: [
-                Relationship("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade)
+                RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade)
             ]),
-        Entity(
+        EntityDescription(
             "Item",
             attributes: [
-                Attribute("title", .string), Attribute("score", .double), Attribute("note", .data, optional: true),
+                AttributeDescription("title", .string), AttributeDescription("score", .double),
+                AttributeDescription("note", .data, optional: true),
             ],
-            relationships: [Relationship("folder", to: "Folder", inverse: "items")]),
+            relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")]),
     ])
 
     static let folderEntity: UInt32 = 0

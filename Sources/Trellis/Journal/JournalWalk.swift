@@ -21,6 +21,7 @@ struct JournalWalk {
         var size: Int
     }
 
+    /// What a walk found: the problems, the last sequence number applied, the last segment's valid end.
     struct Outcome {
         var problems: [JournalProblem] = []
         var lastSequence: UInt64
@@ -102,6 +103,8 @@ struct JournalWalk {
                 knownTypes: [RecordType.changeSet.rawValue])
             var offset = header.encoded().count
             var validEnd = offset
+            // Records lost in a skipped damaged range leave a gap that the damage already explains.
+            var skippedDamage = false
             scan: while true {
                 switch try scanner.step(at: offset) {
                 case .end:
@@ -119,6 +122,7 @@ struct JournalWalk {
                     outcome.problems.append(JournalProblem(kind, file: name, offset: offset, message + follows))
                     guard continueAfterDamage, let resume else { break scan }
                     offset = resume
+                    skippedDamage = true
                 case .frame(let frame):
                     let frameEnd = offset + frame.header.frameSize
                     if frame.header.type & RecordType.ignorableBit != 0 {
@@ -126,7 +130,7 @@ struct JournalWalk {
                         validEnd = offset
                         continue
                     }
-                    if frame.header.sequence != expected {
+                    if frame.header.sequence != expected && !skippedDamage {
                         outcome.problems.append(
                             JournalProblem(
                                 .sequenceGap, file: name, offset: offset,
@@ -141,6 +145,7 @@ struct JournalWalk {
                         }
                     }
                     expected = frame.header.sequence &+ 1
+                    skippedDamage = false
                     if let problem = try onRecord(Record(frame: frame, file: name)) {
                         outcome.problems.append(problem)
                         guard continueAfterDamage else { break scan }

@@ -100,3 +100,17 @@ func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { op
 func posixRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
 
 func posixClose(_ fd: Int32) { _ = close(fd) }
+
+/// The names in a directory (without "." and ".."), read with `readdir`.
+func posixList(_ directory: String) throws -> [String] {
+    guard let stream = opendir(directory) else { throw posixError("opendir", directory, errno) }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}

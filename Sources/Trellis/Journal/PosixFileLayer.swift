@@ -30,18 +30,7 @@ struct PosixFileLayer: FileLayer {
         try syncDirectory(parent(of: path))
     }
 
-    func list(_ directory: String) throws -> [String] {
-        guard let stream = opendir(directory) else { throw posixError("opendir", directory, errno) }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
+    func list(_ directory: String) throws -> [String] { try posixList(directory) }
 
     func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile {
         let flags: Int32

@@ -64,6 +64,7 @@ struct Frame {
     }
 }
 
+/// Frames payloads into records (compressing when it pays) and computes their salted checksums.
 enum RecordFrame {
     static func align(_ n: Int) -> Int { (n + JournalFormat.alignment - 1) & ~(JournalFormat.alignment - 1) }
 

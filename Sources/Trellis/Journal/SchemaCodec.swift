@@ -50,9 +50,9 @@ enum SchemaCodec {
         var r = ByteReader(bytes, context: context + " schema")
         let v = try r.u8()
         guard v == version else { throw r.failure("unknown schema encoding version \(v)") }
-        var entities: [Entity] = []
+        var entities: [EntityDescription] = []
         for _ in 0..<(try r.count()) {
-            var entity = Entity(try r.string())
+            var entity = EntityDescription(try r.string())
             for _ in 0..<(try r.count()) {
                 let name = try r.string()
                 let rawType = try r.u8()
@@ -61,7 +61,7 @@ enum SchemaCodec {
                 // Value is itself nil-literal convertible, so spell out the Optional: no default is not `.null`.
                 var defaultValue: Value? = Optional.none
                 if try r.u8() != 0 { defaultValue = try r.value() }
-                entity.attributes.append(Attribute(name, type, optional: optional, default: defaultValue))
+                entity.attributes.append(AttributeDescription(name, type, optional: optional, default: defaultValue))
             }
             for _ in 0..<(try r.count()) {
                 let name = try r.string()
@@ -72,7 +72,7 @@ enum SchemaCodec {
                 guard let rule = DeleteRule(rawValue: rawRule) else { throw r.failure("unknown delete rule") }
                 let minCount = try r.int(limit: Int(Int32.max))
                 let maxPlusOne = try r.int(limit: Int(Int32.max))
-                var rel = Relationship(name, to: target, inverse: inverse, toMany: toMany, deleteRule: rule)
+                var rel = RelationshipDescription(name, to: target, inverse: inverse, toMany: toMany, deleteRule: rule)
                 rel.minCount = minCount
                 rel.maxCount = maxPlusOne == 0 ? nil : maxPlusOne - 1
                 entity.relationships.append(rel)
@@ -80,7 +80,7 @@ enum SchemaCodec {
             for _ in 0..<(try r.count()) {
                 var names: [String] = []
                 for _ in 0..<(try r.count()) { names.append(try r.string()) }
-                entity.indexes.append(Index(names, unique: try r.u8() != 0))
+                entity.indexes.append(IndexDescription(names, unique: try r.u8() != 0))
             }
             entities.append(entity)
         }

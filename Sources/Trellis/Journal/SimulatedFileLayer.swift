@@ -97,17 +97,20 @@ final class SimulatedFileLayer: FileLayer {
 
     static let sectorSize = 512
 
+    /// A file's bytes as written, and as last synced.
     struct Node: Sendable {
         var current: [UInt8] = []
         var synced: [UInt8] = []
     }
 
+    /// A directory's entries as they are, and as last synced.
     struct Directory: Sendable {
         var entries: [String: Int] = [:]
         var durableEntries: [String: Int] = [:]
         var isDurable = false
     }
 
+    /// The whole simulated disk, under one lock.
     struct State: Sendable {
         var nodes: [Int: Node] = [:]
         var nextNode = 1
@@ -119,6 +122,8 @@ final class SimulatedFileLayer: FileLayer {
         var operationCount = 0
         var dead = false
         var locks: Set<String> = []
+        /// Seconds each file sync takes (outside the disk's lock), to make group commit observable.
+        var syncDelay: Double = 0
         /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
         var largestRead = 0
     }
@@ -127,7 +132,7 @@ final class SimulatedFileLayer: FileLayer {
 
     init() { state = Mutex(State()) }
 
-    private init(_ initial: State) { state = Mutex(initial) }
+    init(_ initial: State) { state = Mutex(initial) }
 
     // MARK: Test controls
 
@@ -147,84 +152,6 @@ final class SimulatedFileLayer: FileLayer {
 
     /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
     func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
-
-    /// The disk as it would be found after a power cut now, as a new layer; this one fails every later operation,
-    /// so threads of the store that "died" cannot touch the survivor.
-    func crash(_ policy: CrashPolicy = CrashPolicy()) -> SimulatedFileLayer {
-        state.withLock { s in
-            s.dead = true
-            var random = SplitMix64(seed: policy.data.seed)
-            var next = State()
-            for (path, directory) in s.directories.sorted(by: { $0.key < $1.key }) where directory.isDurable {
-                let entries = policy.keepUnsyncedEntries ? directory.entries : directory.durableEntries
-                var survivor = Directory(isDurable: true)
-                for (name, node) in entries.sorted(by: { $0.key < $1.key }) {
-                    guard let old = s.nodes[node] else { continue }
-                    let data = Self.survivingData(old, policy.data, &random)
-                    next.nodes[next.nextNode] = Node(current: data, synced: data)
-                    survivor.entries[name] = next.nextNode
-                    next.nextNode += 1
-                }
-                survivor.durableEntries = survivor.entries
-                next.directories[path] = survivor
-            }
-            return SimulatedFileLayer(next)
-        }
-    }
-
-    private static func survivingData(_ node: Node, _ policy: CrashPolicy.Data, _ random: inout SplitMix64) -> [UInt8] {
-        let (synced, current) = (node.synced, node.current)
-        if synced == current { return current }
-        switch policy {
-        case .dropUnsynced: return synced
-        case .keepUnsynced: return current
-        case .tearUnsynced:
-            guard current.count > synced.count, current.starts(with: synced) else { return synced }
-            return Array(current.prefix(synced.count + Int(random.next() % UInt64(current.count - synced.count + 1))))
-        case .keepRandomSectors:
-            let length =
-                min(synced.count, current.count)
-                + Int(random.next() % UInt64(abs(current.count - synced.count) + 1))
-            var out = [UInt8](repeating: 0, count: length)
-            var sector = 0
-            while sector < length {
-                let end = min(sector + sectorSize, length)
-                let takeNew = random.next() & 1 == 0
-                for i in sector..<end {
-                    let source = takeNew ? current : synced
-                    out[i] = i < source.count ? source[i] : (i < current.count ? current[i] : 0)
-                }
-                sector = end
-            }
-            return out
-        case .garbleUnsyncedBytes:
-            var out = current
-            let sectors = stride(from: 0, to: current.count, by: sectorSize).filter { start in
-                (start..<min(start + sectorSize, current.count)).contains {
-                    $0 >= synced.count || current[$0] != synced[$0]
-                }
-            }
-            guard let chosen = sectors.randomElement(using: &random) else { return out }
-            for i in chosen..<min(chosen + sectorSize, out.count) where i >= synced.count || current[i] != synced[i] {
-                out[i] = UInt8(truncatingIfNeeded: random.next())
-            }
-            return out
-        case .garbleRandomSector:
-            var out = current
-            var dirty: [Int] = []
-            var sector = 0
-            while sector < current.count {
-                let end = min(sector + sectorSize, current.count)
-                if sector >= synced.count || current[sector..<end] != synced[sector..<min(end, synced.count)] {
-                    dirty.append(sector)
-                }
-                sector = end
-            }
-            guard let chosen = dirty.randomElement(using: &random) else { return out }
-            for i in chosen..<min(chosen + sectorSize, out.count) { out[i] = UInt8(truncatingIfNeeded: random.next()) }
-            return out
-        }
-    }
 
     /// An independent copy of the disk as it is now (written data and entries, synced or not); this one lives on.
     func copy() -> SimulatedFileLayer {
@@ -367,150 +294,4 @@ final class SimulatedFileLayer: FileLayer {
     static func error(_ code: Int32, _ call: String, _ path: String) -> TrellisError {
         posixError(call, path, code)
     }
-}
-
-extension SimulatedFileLayer.CrashPolicy.Data {
-    var seed: UInt64 {
-        switch self {
-        case .dropUnsynced, .keepUnsynced: return 0
-        case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed),
-            .garbleUnsyncedBytes(let seed):
-            return seed
-        }
-    }
-}
-
-extension SimulatedFileLayer.State {
-    /// Counts and records an operation, then throws if the disk is dead, halted, or a fault aims at it.
-    mutating func begin(_ operation: SimulatedFileLayer.Operation, _ path: String) throws {
-        _ = try check(operation, path)
-    }
-
-    /// As `begin`, but returns (instead of throwing) a fault that should tear a write: the fraction of its bytes to
-    /// store and the error to throw after.
-    mutating func check(_ operation: SimulatedFileLayer.Operation, _ path: String) throws -> (Double, TrellisError)? {
-        guard !dead else { throw SimulatedFileLayer.error(EIO, operation.rawValue + " (after crash)", path) }
-        operationCount += 1
-        if recording { events.append(.init(operation: operation, path: path)) }
-        if let limit = haltAfter, operationCount > limit {
-            throw SimulatedFileLayer.error(EIO, operation.rawValue + " (halted)", path)
-        }
-        for i in faults.indices {
-            let fault = faults[i]
-            guard fault.operations.isEmpty || fault.operations.contains(operation),
-                fault.pathContains.map({ path.contains($0) }) ?? true
-            else { continue }
-            faults[i].seen += 1
-            let hit = fault.persistent ? faults[i].seen >= fault.nth : faults[i].seen == fault.nth
-            guard hit else { continue }
-            let error = SimulatedFileLayer.error(fault.error, operation.rawValue + " (injected)", path)
-            if let fraction = fault.tearFraction, operation == .write { return (fraction, error) }
-            throw error
-        }
-        return nil
-    }
-}
-
-extension SimulatedFileLayer {
-    func fileOperation<R>(
-        _ operation: Operation, _ path: String, _ body: (inout State) throws -> R
-    ) throws -> R {
-        try state.withLock { s in
-            try s.begin(operation, path)
-            return try body(&s)
-        }
-    }
-
-    func writeOperation(_ node: Int, _ path: String, _ bytes: [UInt8], at offset: Int) throws {
-        try state.withLock { s in
-            var count = bytes.count
-            var failure: TrellisError?
-            if let (fraction, error) = try s.check(.write, path) {
-                count = Int(Double(bytes.count) * fraction)
-                failure = error
-            }
-            guard var data = s.nodes[node]?.current else { throw Self.error(ENOENT, "pwrite", path) }
-            if data.count < offset { data.append(contentsOf: repeatElement(0, count: offset - data.count)) }
-            let end = offset + count
-            if data.count < end { data.append(contentsOf: repeatElement(0, count: end - data.count)) }
-            data.replaceSubrange(offset..<end, with: bytes.prefix(count))
-            s.nodes[node]!.current = data
-            if let failure { throw failure }
-        }
-    }
-}
-
-/// An open file of a `SimulatedFileLayer`: it names the file's node, so renames do not disturb it, as on POSIX.
-final class SimulatedFile: LayerFile {
-    let layer: SimulatedFileLayer
-    let node: Int
-    let path: String
-    let writable: Bool
-
-    init(layer: SimulatedFileLayer, node: Int, path: String, writable: Bool) {
-        self.layer = layer
-        self.node = node
-        self.path = path
-        self.writable = writable
-    }
-
-    func size() throws -> Int {
-        try layer.fileOperation(.size, path) { $0.nodes[node]?.current.count ?? 0 }
-    }
-
-    func read(at offset: Int, count: Int) throws -> [UInt8] {
-        try layer.fileOperation(.read, path) { s in
-            s.largestRead = max(s.largestRead, count)
-            let data = s.nodes[node]?.current ?? []
-            guard offset < data.count else { return [] }
-            return Array(data[offset..<min(data.count, offset + count)])
-        }
-    }
-
-    func write(_ bytes: [UInt8], at offset: Int) throws {
-        guard writable else { throw SimulatedFileLayer.error(EBADF, "pwrite", path) }
-        try layer.writeOperation(node, path, bytes, at: offset)
-    }
-
-    func truncate(to size: Int) throws {
-        try layer.fileOperation(.truncate, path) { s in
-            guard var data = s.nodes[node]?.current else { return }
-            if data.count > size {
-                data.removeLast(data.count - size)
-            } else {
-                data.append(contentsOf: repeatElement(0, count: size - data.count))
-            }
-            s.nodes[node]!.current = data
-        }
-    }
-
-    func sync() throws {
-        try layer.fileOperation(.sync, path) { s in
-            if let data = s.nodes[node]?.current { s.nodes[node]!.synced = data }
-        }
-    }
-
-    func close() {}
-}
-
-/// A lock of a `SimulatedFileLayer`, so that a second store on the same simulated disk is refused as on a real one.
-final class SimulatedLock: LayerLock {
-    let layer: SimulatedFileLayer
-    let path: String
-    private let held = Mutex(true)
-
-    init(layer: SimulatedFileLayer, path: String) {
-        self.layer = layer
-        self.path = path
-    }
-
-    func release() {
-        let wasHeld = held.withLock { h in
-            defer { h = false }
-            return h
-        }
-        if wasHeld { layer.state.withLock { _ = $0.locks.remove(path) } }
-    }
-
-    deinit { release() }
 }

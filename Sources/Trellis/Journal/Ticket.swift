@@ -14,9 +14,10 @@ final class Ticket: Sendable {
     }
 
     /// Blocks until the ticket is completed; rethrows its error. Any number of waits may be made, before or after
-    /// completion (closing waits again for a compaction that a salvage open already waited for).
+    /// completion.
     func wait() throws {
         done.wait()
+        // Pass the signal on, so the next waiter (or a later wait) does not block: a latch, not a handoff.
         done.signal()
         if let error = outcome.withLock({ $0 }) { throw error }
     }

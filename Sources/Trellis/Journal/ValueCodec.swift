@@ -46,7 +46,8 @@ extension ByteWriter {
             blob(d)
         case .uuid(let u):
             u8(ValueTag.uuid.rawValue)
-            withUnsafeBytes(of: u.uuid) { append($0) }
+            let b = u.uuid
+            append([b.0, b.1, b.2, b.3, b.4, b.5, b.6, b.7, b.8, b.9, b.10, b.11, b.12, b.13, b.14, b.15])
         case .url(let u):
             u8(ValueTag.url.rawValue)
             string(u.absoluteString)

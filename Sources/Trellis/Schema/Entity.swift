@@ -22,9 +22,9 @@ public enum DeleteRule: UInt8, Sendable, Codable, CustomStringConvertible {
 /// A typed attribute of an entity.
 ///
 /// ```swift
-/// Attribute("due", .date, optional: true, indexed: true)
+/// AttributeDescription("due", .date, optional: true)
 /// ```
-public struct Attribute: Sendable, Equatable {
+public struct AttributeDescription: Sendable, Equatable {
     public var name: String
     public var type: AttributeType
     public var isOptional: Bool
@@ -42,9 +42,9 @@ public struct Attribute: Sendable, Equatable {
 /// One end of a relationship; its `inverse` names the other end, declared on the target entity.
 ///
 /// ```swift
-/// Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade)
+/// RelationshipDescription("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade)
 /// ```
-public struct Relationship: Sendable, Equatable {
+public struct RelationshipDescription: Sendable, Equatable {
     public var name: String
     public var target: String
     public var inverse: String
@@ -70,7 +70,7 @@ public struct Relationship: Sendable, Equatable {
 }
 
 /// An index or unique constraint over one or several attributes of an entity.
-public struct Index: Sendable, Equatable {
+public struct IndexDescription: Sendable, Equatable {
     public var attributes: [String]
     public var isUnique: Bool
 
@@ -79,24 +79,28 @@ public struct Index: Sendable, Equatable {
         self.isUnique = unique
     }
 
-    public static func unique(_ attributes: String...) -> Index { Index(attributes, unique: true) }
-    public static func on(_ attributes: String...) -> Index { Index(attributes, unique: false) }
+    public static func unique(_ attributes: String...) -> IndexDescription {
+        IndexDescription(attributes, unique: true)
+    }
+    public static func on(_ attributes: String...) -> IndexDescription { IndexDescription(attributes, unique: false) }
 }
 
 /// An entity: a kind of object with attributes, relationships, indexes and unique constraints.
 ///
 /// ```swift
-/// Entity("Item", attributes: [Attribute("id", .int64), Attribute("score", .double)],
-///        indexes: [.unique("id"), .on("score")])
+/// EntityDescription(
+///     "Item", attributes: [AttributeDescription("id", .int64), AttributeDescription("score", .double)],
+///     indexes: [.unique("id"), .on("score")])
 /// ```
-public struct Entity: Sendable, Equatable {
+public struct EntityDescription: Sendable, Equatable {
     public var name: String
-    public var attributes: [Attribute]
-    public var relationships: [Relationship]
-    public var indexes: [Index]
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    public var indexes: [IndexDescription]
 
     public init(
-        _ name: String, attributes: [Attribute] = [], relationships: [Relationship] = [], indexes: [Index] = []
+        _ name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+        indexes: [IndexDescription] = []
     ) {
         self.name = name
         self.attributes = attributes

@@ -18,13 +18,15 @@ struct EntityLayout: Sendable {
 
     let number: UInt32
     let name: String
-    let attributes: [Attribute]
+    let attributes: [AttributeDescription]
     let relationships: [RelationshipLayout]
     let indexes: [IndexLayout]
     private let attributeNumbers: [String: Int]
     private let relationshipNumbers: [String: Int]
 
-    init(_ entity: Entity, number: UInt32, in entities: [Entity], numbers: [String: UInt32]) throws {
+    init(
+        _ entity: EntityDescription, number: UInt32, in entities: [EntityDescription], numbers: [String: UInt32]
+    ) throws {
         self.number = number
         self.name = entity.name
         self.attributes = entity.attributes
@@ -97,7 +99,7 @@ struct EntityLayout: Sendable {
         self.relationshipNumbers = relationshipNumbers
     }
 
-    private static func invalid(_ entity: Entity, _ message: String) -> TrellisError {
+    private static func invalid(_ entity: EntityDescription, _ message: String) -> TrellisError {
         TrellisError(.invalidSchema, "entity '\(entity.name)': \(message)")
     }
 

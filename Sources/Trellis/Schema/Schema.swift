@@ -5,21 +5,21 @@
 ///
 /// ```swift
 /// let schema = try Schema([
-///     Entity("Folder", attributes: [Attribute("name", .string)], relationships: [
-///         Relationship("parent", to: "Folder", inverse: "children"),
-///         Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+///     EntityDescription("Folder", attributes: [AttributeDescription("name", .string)], relationships: [
+///         RelationshipDescription("parent", to: "Folder", inverse: "children"),
+///         RelationshipDescription("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
 ///     ]),
 /// ])
 /// ```
 public struct Schema: Sendable, Equatable {
-    public let entities: [Entity]
+    public let entities: [EntityDescription]
     /// A stable 64-bit digest of everything that shapes stored data (names, types, optionality, defaults,
     /// relationships, indexes), for recognising the schema a file was written with.
     public let fingerprint: UInt64
     let layouts: [EntityLayout]
     private let entityNumbers: [String: UInt32]
 
-    public init(_ entities: [Entity]) throws {
+    public init(_ entities: [EntityDescription]) throws {
         var numbers: [String: UInt32] = [:]
         for (i, entity) in entities.enumerated() {
             guard !entity.name.isEmpty else { throw TrellisError(.invalidSchema, "entity \(i) has an empty name") }
@@ -97,7 +97,7 @@ public struct IndexKey: Hashable, Sendable {
 
 /// A 64-bit FNV-1a digest of a canonical text of the schema; stable across runs, processes and platforms.
 enum SchemaFingerprint {
-    static func digest(of entities: [Entity]) -> UInt64 {
+    static func digest(of entities: [EntityDescription]) -> UInt64 {
         var text = ""
         for e in entities {
             text += "E:\(e.name);"

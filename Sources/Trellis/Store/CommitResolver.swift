@@ -14,6 +14,7 @@ struct CommitResolver {
     private var uniqueChecks: [ObjectID] = []
 
     static func resolve(_ tx: Transaction, on base: Graph) throws -> (Graph, ChangeSet) {
+        for check in tx.checks { try check(base) }
         var resolver = CommitResolver(graph: base)
         try resolver.resolveInserts(tx)
         try resolver.resolveUpdates(tx)

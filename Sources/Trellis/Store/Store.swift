@@ -43,6 +43,8 @@ public final class Store: Sendable {
     /// Whether commits are refused because the store was opened read-only.
     public let isReadOnly: Bool
     private let closed = Mutex(false)
+    /// Model bindings and the view context (see Store+Contexts.swift).
+    let contexts = StoreContexts()
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
@@ -103,11 +105,19 @@ public final class Store: Sendable {
     public func commit(_ transaction: Transaction) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
         let (commit, durable): (Commit, Ticket?) = try writer.withLock { head in
+            // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
+            // hold commits that are not durable yet, which no reader may see.
             if transaction.isEmpty {
-                return (Commit(sequence: head.sequence, changes: ChangeSet(), snapshot: head), nil)
+                let current = published.withLock { $0 }
+                return (Commit(sequence: current.sequence, changes: ChangeSet(), snapshot: current), nil)
             }
             try checkWritable()
             let (next, changes) = try CommitResolver.resolve(transaction, on: head)
+            if changes.isEmpty {
+                // Nothing to do after resolution (a link that already exists): no sequence number is spent.
+                let current = published.withLock { $0 }
+                return (Commit(sequence: current.sequence, changes: changes, snapshot: current), nil)
+            }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
             // Queued inside the lock so records reach the journal in sequence order.
             let durable = try journal?.record(commit)

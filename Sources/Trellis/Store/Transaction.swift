@@ -46,6 +46,9 @@ public struct Transaction: Sendable {
     var edits: [ChangeSet.RelationshipEdit] = []
     var deletes: [ObjectID] = []
     var deleteSet: Set<ObjectID> = []
+    /// Preconditions the commit checks against the newest version before applying anything (contexts use them for
+    /// optimistic conflict detection); a throwing check fails the commit.
+    var checks: [@Sendable (Graph) throws -> Void] = []
 
     init(schema: Schema, allocator: SerialAllocator) {
         self.schema = schema
@@ -137,7 +140,7 @@ public struct Transaction: Sendable {
 
     // MARK: Checks
 
-    static func normalize(_ value: Value, _ attribute: Attribute, entity: String) throws -> Value {
+    static func normalize(_ value: Value, _ attribute: AttributeDescription, entity: String) throws -> Value {
         guard let v = attribute.type.normalized(value) else {
             throw TrellisError(
                 .typeMismatch, "\(entity).\(attribute.name) is \(attribute.type); \(value) does not fit")

@@ -6,31 +6,36 @@ import Foundation
 /// to-many relationships, cascades, nullify, and no-action deletes that leave dangling targets.
 enum JournalWorkload {
     static let schema = try! Schema([
-        Entity(
-            "Folder", attributes: [Attribute("name", .string), Attribute("rank", .int)],
+        EntityDescription(
+            "Folder", attributes: [AttributeDescription("name", .string), AttributeDescription("rank", .int)],
             relationships: [
-                Relationship("parent", to: "Folder", inverse: "children"),
-                Relationship("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
-                Relationship("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade),
+                RelationshipDescription("parent", to: "Folder", inverse: "children"),
+                RelationshipDescription(
+                    "children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+                RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade),
             ]),
-        Entity(
+        EntityDescription(
             "Item",
             attributes: [
-                Attribute("title", .string), Attribute("score", .double), Attribute("count", .int64),
-                Attribute("done", .bool, optional: true), Attribute("due", .date, optional: true),
-                Attribute("note", .data, optional: true), Attribute("ident", .uuid, optional: true),
-                Attribute("link", .url, optional: true), Attribute("price", .decimal, optional: true),
-                Attribute("small", .int16, default: 0), Attribute("ratio", .float, optional: true),
+                AttributeDescription("title", .string), AttributeDescription("score", .double),
+                AttributeDescription("count", .int64),
+                AttributeDescription("done", .bool, optional: true), AttributeDescription("due", .date, optional: true),
+                AttributeDescription("note", .data, optional: true),
+                AttributeDescription("ident", .uuid, optional: true),
+                AttributeDescription("link", .url, optional: true),
+                AttributeDescription("price", .decimal, optional: true),
+                AttributeDescription("small", .int16, default: 0),
+                AttributeDescription("ratio", .float, optional: true),
             ],
             relationships: [
-                Relationship("folder", to: "Folder", inverse: "items"),
-                Relationship("tags", to: "Tag", inverse: "items", toMany: true),
+                RelationshipDescription("folder", to: "Folder", inverse: "items"),
+                RelationshipDescription("tags", to: "Tag", inverse: "items", toMany: true),
             ],
             indexes: [.on("score")]),
-        Entity(
-            "Tag", attributes: [Attribute("label", .string)],
+        EntityDescription(
+            "Tag", attributes: [AttributeDescription("label", .string)],
             relationships: [
-                Relationship("items", to: "Item", inverse: "tags", toMany: true, deleteRule: .noAction)
+                RelationshipDescription("items", to: "Item", inverse: "tags", toMany: true, deleteRule: .noAction)
             ],
             indexes: [.unique("label")]),
     ])

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Trellis
 
-@Suite struct CodecTests {
+@Suite struct JournalCodecTests {
     @Test func everyValueKindRoundTripsExactly() throws {
         let values: [Value] = [
             .null, .bool(true), .bool(false), .int(0), .int(-1), .int(.max), .int(.min), .double(-0.0),

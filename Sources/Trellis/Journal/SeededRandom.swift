@@ -1,6 +1,6 @@
-/// A small, seedable, fast random number generator (Steele, Lea and Flood's SplitMix64), so that crash simulations
+/// A small, seedable, fast random number generator (Steele, Lea and Flood's SplitMix64 algorithm), so that crash simulations
 /// and test workloads replay exactly from their seed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
+struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }

@@ -5,7 +5,7 @@ import Testing
 @testable import Trellis
 
 /// Replay equals live: what a reopened store recovers is, object for object, what the live store held.
-@Suite struct ReplayTests {
+@Suite struct JournalReplayTests {
     @Test(arguments: 0..<100)
     func reopenedGraphEqualsLiveAfterRandomWorkloadWithCompactions(seed: Int) throws {
         let disk = SimulatedFileLayer()
@@ -22,6 +22,7 @@ import Testing
         defer { try? reopened.close() }
         #expect(reopened.recoveryReport?.checkpointSequence ?? 0 > 0 || compactions == 0)
         #expect(GraphEquality.differences(live, reopened.snapshot) == [])
+        #expect(reopened.snapshot.invariantViolations() == [])
         #expect(reopened.recoveryReport?.droppedBytes == 0)
         // IDs are never reused: the next insert gets a serial above every one ever allocated.
         var tx = reopened.transaction()

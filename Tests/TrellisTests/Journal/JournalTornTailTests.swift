@@ -6,7 +6,7 @@ import Testing
 
 /// A crash in the middle of an append leaves a torn tail: recovery drops it (backed up), reports the bytes, and the
 /// store holds exactly the commits before it.
-@Suite struct TornTailTests {
+@Suite struct JournalTornTailTests {
     /// A store of 50 one-insert commits on a simulated disk, closed, with every version it published.
     static func fiftyRecordStore() throws -> (SimulatedFileLayer, [Graph]) {
         let disk = SimulatedFileLayer()

@@ -1,0 +1,135 @@
+import Testing
+
+@testable import Trellis
+
+@Suite struct DeleteRuleTests {
+    @Test func cascadeRemovesA111111FolderTreeAndEveryReverseLinkInOneCommit() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let root = try Fixtures.folderTree(in: store, fanOut: 10, depth: 6)
+        #expect(try store.snapshot.count("Folder") == 111_111)
+        // A folder outside the tree whose parent is inside it keeps living but loses the parent (nullify upward is
+        // the child's rule; cascade goes down). Here: an outside folder that is the tree's root's sibling-less parent.
+        var tx = store.transaction()
+        let outside = try tx.insert("Folder", ["name": "outside"])
+        try tx.link(root, "parent", outside)
+        try store.commit(tx)
+
+        let before = store.snapshot
+        try store.write { tx in try tx.delete(root) }
+        let after = store.snapshot
+        #expect(try after.count("Folder") == 1)
+        #expect(after.contains(outside))
+        #expect(try after.targets(outside, "children").isEmpty)
+        #expect(after.invariantViolations().isEmpty)
+        // The snapshot taken before still holds the whole tree.
+        #expect(try before.count("Folder") == 111_112)
+        #expect(try before.targets(root, "children").count == 10)
+    }
+
+    @Test func cascadeChangeSetListsEveryDeletedObjectWithItsOldValues() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let root = try Fixtures.folderTree(in: store, fanOut: 3, depth: 3)
+        let result = try store.commit(
+            {
+                var tx = store.transaction()
+                try tx.delete(root)
+                return tx
+            }())
+        #expect(result.changes.deletes.count == 13)
+        #expect(result.changes.deletes.first?.id == root)
+        #expect(result.changes.deletes.first?.values.first == .string("root"))
+        #expect(result.changes.deletes.first?.relationships[1].count == 3)
+    }
+
+    @Test func nullifyClearsTheInverseOfEachTarget() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        var tx = store.transaction()
+        let folder = try tx.insert("Folder", ["name": "f"])
+        let note = try tx.insert("Note", ["title": "n"])
+        let tag1 = try tx.insert("Tag", ["label": "red"])
+        let tag2 = try tx.insert("Tag", ["label": "blue"])
+        try tx.link(note, "folder", folder)
+        try tx.link(note, "tags", tag1)
+        try tx.link(note, "tags", tag2)
+        try store.commit(tx)
+        #expect(try store.snapshot.targets(tag1, "notes") == [note])
+
+        try store.write { tx in try tx.delete(note) }
+        let s = store.snapshot
+        #expect(try s.targets(tag1, "notes").isEmpty)
+        #expect(try s.targets(tag2, "notes").isEmpty)
+        #expect(try s.targets(folder, "notes").isEmpty)
+        #expect(s.contains(tag1) && s.contains(tag2) && s.contains(folder))
+        #expect(s.invariantViolations().isEmpty)
+    }
+
+    @Test func denyRefusesNamingObjectAndRelationshipAndLeavesTheStoreUnchanged() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        var tx = store.transaction()
+        let account = try tx.insert("Account", ["email": "a@x", "region": "eu"])
+        let note = try tx.insert("Note", ["title": "n"])
+        try tx.link(note, "owner", account)
+        try store.commit(tx)
+        let before = store.snapshot
+
+        var delete = store.transaction()
+        try delete.delete(account)
+        let error = #expect(throws: TrellisError.self) { try store.commit(delete) }
+        #expect(error?.code == .deleteDenied)
+        #expect(error?.object == account)
+        #expect(error?.message.contains("Account#\(account.serial)") == true)
+        #expect(error?.message.contains("'notes'") == true)
+        #expect(error?.message.contains("Note#\(note.serial)") == true)
+        #expect(store.snapshot.sequence == before.sequence)
+        #expect(store.snapshot.differences(from: before).isEmpty)
+
+        // Deleting the note too in the same commit lifts the denial.
+        try store.write { tx in
+            try tx.delete(account)
+            try tx.delete(note)
+        }
+        #expect(!store.snapshot.contains(account))
+    }
+
+    @Test func noActionLeavesDanglingReferencesOnlyWhereDeclared() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        var tx = store.transaction()
+        let note = try tx.insert("Note", ["title": "n"])
+        let tag = try tx.insert("Tag", ["label": "t"])
+        let entry = try tx.insert("LogEntry", ["text": "created"])
+        try tx.link(note, "log", entry)
+        try tx.link(note, "tags", tag)
+        try store.commit(tx)
+
+        try store.write { tx in try tx.delete(note) }
+        let s = store.snapshot
+        // Note.log is no-action: the log entry still names the deleted note.
+        #expect(try s.targets(entry, "note") == [note])
+        #expect(!s.contains(note))
+        // Note.tags is nullify: the tag does not.
+        #expect(try s.targets(tag, "notes").isEmpty)
+    }
+
+    @Test func toOneReassignmentUnlinksTheOldInverse() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        var tx = store.transaction()
+        let a = try tx.insert("Folder", ["name": "a"])
+        let b = try tx.insert("Folder", ["name": "b"])
+        let note = try tx.insert("Note", ["title": "n"])
+        try tx.link(note, "folder", a)
+        try store.commit(tx)
+        let commit = try store.commit(
+            {
+                var tx = store.transaction()
+                try tx.link(b, "notes", note)  // from the to-many side: the note's old folder must lose it
+                return tx
+            }())
+        let s = store.snapshot
+        #expect(try s.targets(a, "notes").isEmpty)
+        #expect(try s.targets(b, "notes") == [note])
+        #expect(try s.target(note, "folder") == b)
+        #expect(commit.changes.edits.map(\.kind) == [.unlink, .link])
+        try store.write { tx in try tx.setTarget(note, "folder", nil) }
+        #expect(try store.snapshot.targets(b, "notes").isEmpty)
+    }
+}

@@ -1,5 +1,0 @@
-import Testing
-
-@testable import Trellis
-
-@Suite struct SchemaTests {}
