@@ -42,7 +42,8 @@ let package = Package(
         .testTarget(
             name: "TrellisTests",
             dependencies: ["Trellis", "trellis-crashtest"],
-            path: "Tests/TrellisTests"
+            path: "Tests/TrellisTests",
+            exclude: ["Crash/README.md"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -33,8 +33,10 @@ enum CrashExpectations {
             Issue.record("recovered \(k) beyond the replayed versions", sourceLocation: sourceLocation)
             return k
         }
-        let differences = GraphEquality.differences(versions[k], graph)
+        let differences = graph.differences(from: versions[k])
         #expect(differences == [], "not the prefix 1…\(k) \(context())", sourceLocation: sourceLocation)
+        // Object IDs are never reused: the highest serials ever allocated must come back too.
+        #expect(graph.maxSerials == versions[k].maxSerials, "\(context())", sourceLocation: sourceLocation)
         return k
     }
 
