@@ -215,8 +215,8 @@ struct Manifest: Equatable, Sendable {
             throw TrellisError(.corrupt, "\(file): names no segments (first \(m.firstSegment), last \(m.lastSegment))")
         }
         // Far beyond any real store (a segment a millisecond for a million years), and it keeps `+ 1` from trapping.
-        guard m.lastSegment < 1 << 60, m.checkpointSequence < 1 << 60 else {
-            throw TrellisError(.corrupt, "\(file): segment id or sequence number out of range")
+        guard m.lastSegment < 1 << 60, m.checkpointSequence < 1 << 60, m.generation < 1 << 60 else {
+            throw TrellisError(.corrupt, "\(file): generation, segment id or sequence number out of range")
         }
         return m
     }

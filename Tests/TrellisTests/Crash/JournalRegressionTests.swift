@@ -185,4 +185,18 @@ import Testing
             try X.problems(disk).first
                 == JournalProblem(.header, file: wrongName, offset: 24, "holds sequence 12 but is named for 13"))
     }
+
+    /// Found by the fuzzer (directory target, 28 minutes in, on the merged journal): a manifest whose generation was
+    /// 2^64 - 1 (checksum intact) trapped on `generation += 1` at the next rotation (here: salvage's rewrite).
+    @Test func aManifestGenerationAtTheTopOfTheRangeIsRefused() throws {
+        let disk = try X.store(commits: 10)
+        let path = X.path(JournalFormat.manifestName)
+        var manifest = try Manifest.parse(disk.contents(path)!, file: "MANIFEST")
+        manifest.generation = UInt64.max
+        disk.setContents(path, manifest.encoded())
+        for recovery in [StoreOptions.Recovery.tolerateTornTail, .salvage] {
+            let error = try #require(throws: TrellisError.self) { try X.open(disk, recovery: recovery) }
+            #expect(error.message.contains("MANIFEST") && error.message.contains("out of range"))
+        }
+    }
 }
