@@ -19,6 +19,9 @@ import Testing
             try CrashWorkload.commit(n, to: store)
             if n == 10 { try store.compact() }
         }
+        // The flusher may still be rotating after the last commit returned; a flush waits for that, so the
+        // compaction's operations start at the same count in every run.
+        try store.flush()
         return (disk, store, disk.operationCount)
     }
 
@@ -44,6 +47,9 @@ import Testing
             let (disk, store, before) = try Self.prepared()
             disk.halt(afterOperations: before + prefix)
             _ = try? store.compact()
+            // The run really stopped after this prefix of the recorded sequence.
+            #expect(
+                Array(disk.events[before...].prefix(prefix)) == Array(operations.prefix(prefix)), "prefix \(prefix)")
             let after = disk.crash(policy)
             let manifest = try JournalReader(path: X.directory, layer: after).manifest()
             if manifest.checkpointSequence == UInt64(Self.commits) {
