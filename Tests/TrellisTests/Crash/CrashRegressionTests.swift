@@ -6,7 +6,7 @@ import Testing
 @testable import trellis_crashtest
 
 /// Bugs the crash suite found in the journal, each kept as the case that found it.
-@Suite struct JournalRegressionTests {
+@Suite struct CrashRegressionTests {
     typealias X = CrashExpectations
 
     /// Runs `body` on a thread of its own; false when it has not returned after `seconds` (a hang).

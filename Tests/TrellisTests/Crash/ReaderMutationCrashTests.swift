@@ -7,7 +7,7 @@ import Testing
 /// Matrix case 20, the deterministic part (the fuzzer is `Fuzz/run-fuzz.sh`): the manifest, checkpoint and segment
 /// readers fed thousands of seeded mutations of real files never crash, hang or over-allocate; an open that
 /// succeeds yields a prefix of the committed transactions, and any lost record shows in verify.
-@Suite struct ReaderMutationTests {
+@Suite struct ReaderMutationCrashTests {
     typealias X = CrashExpectations
 
     static let commits = 30

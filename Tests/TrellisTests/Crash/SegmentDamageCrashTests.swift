@@ -6,7 +6,7 @@ import Testing
 
 /// Matrix case 17 (harness M): a missing middle segment, a sequence gap, a duplicated segment are refused, and the
 /// refusal and verify name the cause, the file and the offset.
-@Suite struct SegmentDamageTests {
+@Suite struct SegmentDamageCrashTests {
     typealias X = CrashExpectations
 
     static func store() throws -> (SimulatedFileLayer, [(file: String, offset: Int, end: Int)]) {

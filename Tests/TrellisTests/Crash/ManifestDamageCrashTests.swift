@@ -6,7 +6,7 @@ import Testing
 
 /// Matrix case 18 (harness M): a truncated manifest, a manifest with a bad checksum, a manifest naming a missing
 /// file are refused and named; orphan temporary and unreferenced files are reported by verify and removed by open.
-@Suite struct ManifestDamageTests {
+@Suite struct ManifestDamageCrashTests {
     typealias X = CrashExpectations
 
     static let manifest = X.path(JournalFormat.manifestName)
