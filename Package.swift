@@ -36,10 +36,16 @@ let package = Package(
             path: "Tools/trellis-bench",
             exclude: ["RESULTS.md"]
         ),
+        .executableTarget(
+            name: "trellis-crashtest",
+            dependencies: ["Trellis"],
+            path: "Tools/trellis-crashtest"
+        ),
         .testTarget(
             name: "TrellisTests",
-            dependencies: ["Trellis"],
-            path: "Tests/TrellisTests"
+            dependencies: ["Trellis", "trellis-crashtest"],
+            path: "Tests/TrellisTests",
+            exclude: ["Crash/README.md"]
         ),
         .testTarget(
             name: "TrellisToolTests",

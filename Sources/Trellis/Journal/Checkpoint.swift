@@ -82,9 +82,11 @@ enum Checkpoint {
             }
             footer.varint(chunkNumber)
             try emit(.checkpointFooter, footer.bytes)
+            CrashPoints.hit("before-checkpoint-sync")
             try file.sync()
             file.close()
             try layer.rename(temporary, to: path)
+            CrashPoints.hit("after-checkpoint-rename")
             try layer.syncDirectory(directory)
             return offset
         } catch {
@@ -120,6 +122,10 @@ enum Checkpoint {
         }
         guard header.fingerprint == schema.fingerprint else {
             throw damage(.schema, 0, "written with schema fingerprint \(header.fingerprint), not \(schema.fingerprint)")
+        }
+        // The manifest names a checkpoint by its file name; the graph takes the header's sequence number.
+        if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
+            throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
         var scanner = FrameScanner(
             file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: knownTypes)

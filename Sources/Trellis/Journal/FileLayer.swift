@@ -63,7 +63,9 @@ extension FileLayer {
             try? remove(temporary)
             throw error
         }
+        CrashPoints.hit("before-" + CrashPoints.kind(path) + "-rename")
         try rename(temporary, to: path)
+        CrashPoints.hit("after-" + CrashPoints.kind(path) + "-rename")
         try syncDirectory(directory)
     }
 

@@ -47,7 +47,7 @@ extension Journal {
             if let failure { throw failure }
             let bytes = try Checkpoint.write(
                 graph, layer: layer, directory: directory, afterChunk: options.checkpointChunkHook)
-            let old = try files.withLock { f -> Manifest in
+            let (old, replaced) = try files.withLock { f -> (Manifest, [UInt64]) in
                 if let failure { throw failure }
                 var manifest = f.manifest
                 manifest.checkpointSequence = graph.sequence
@@ -57,13 +57,15 @@ extension Journal {
                 try writeManifest(manifest)
                 let old = f.manifest
                 f.manifest = manifest
-                for id in f.segmentBytes.keys where id < firstKept { f.segmentBytes[id] = nil }
+                let replaced = f.segmentBytes.keys.filter { $0 < firstKept }.sorted()
+                for id in replaced { f.segmentBytes[id] = nil }
                 f.compactions += 1
-                return old
+                return (old, replaced)
             }
             // The new state is committed; what follows only frees space, and whatever a crash leaves of it is an
             // unreferenced file that the next open removes.
-            for id in old.firstSegment..<firstKept {
+            CrashPoints.hit("before-unlink-old")
+            for id in replaced {
                 let path = joinPath(directory, JournalFormat.segmentName(id))
                 if preserveReplaced { try? layer.rename(path, to: path + ".damaged") } else { try? layer.remove(path) }
             }

@@ -60,6 +60,9 @@ extension Journal {
     }
 
     func process(_ work: Work) {
+        // Once records are durable and their commits acknowledged, a later failure (rotation, compaction start) must
+        // not take the acknowledgement back: each ticket is completed exactly once.
+        var acknowledged = false
         do {
             if let failure { throw failure }
             if !work.entries.isEmpty { try append(work.entries) }
@@ -72,6 +75,7 @@ extension Journal {
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
+            acknowledged = true
             if work.compact || (!work.closing && automaticCompactionDue()) {
                 try startCompaction(tickets: work.compactionTickets)
             } else if writer.withLock({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
@@ -79,8 +83,11 @@ extension Journal {
             }
         } catch {
             let failure = fail(error)
-            for entry in work.entries { entry.ticket?.complete(failure) }
-            for ticket in work.flushTickets + work.compactionTickets { ticket.complete(failure) }
+            if !acknowledged {
+                for entry in work.entries { entry.ticket?.complete(failure) }
+                for ticket in work.flushTickets { ticket.complete(failure) }
+            }
+            for ticket in work.compactionTickets { ticket.complete(failure) }
         }
     }
 
@@ -94,6 +101,10 @@ extension Journal {
                     salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
             }
             w.unsynced = true
+            if CrashPoints.isArmed("mid-record") {
+                try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
+                CrashPoints.hit("mid-record")
+            }
             try segment.file.write(batch, at: segment.end)
             segment.end += batch.count
             w.segment = segment

@@ -214,6 +214,10 @@ struct Manifest: Equatable, Sendable {
         guard m.firstSegment >= 1, m.firstSegment <= m.lastSegment else {
             throw TrellisError(.corrupt, "\(file): names no segments (first \(m.firstSegment), last \(m.lastSegment))")
         }
+        // Far beyond any real store (a segment a millisecond for a million years), and it keeps `+ 1` from trapping.
+        guard m.lastSegment < 1 << 60, m.checkpointSequence < 1 << 60, m.generation < 1 << 60 else {
+            throw TrellisError(.corrupt, "\(file): generation, segment id or sequence number out of range")
+        }
         return m
     }
 }

@@ -45,16 +45,23 @@ struct JournalWalk {
         var outcome = Outcome(lastSequence: checkpointSequence)
         var headers: [UInt64: FileHeader] = [:]
         var sizes: [UInt64: Int] = [:]
+        // Only the segments that are there are walked, and each run of missing ones is one problem: a damaged
+        // manifest can name billions.
+        let present = files.segments.keys.filter { (manifest.firstSegment...manifest.lastSegment).contains($0) }
+            .sorted()
+        var nextID = manifest.firstSegment
         // Headers first: every segment's salt is needed to tell a stale frame from plain damage.
-        for id in manifest.firstSegment...manifest.lastSegment {
-            guard let name = files.segments[id] else {
+        for id in present + [manifest.lastSegment + 1] {
+            if id > nextID {
+                let missing = id - nextID == 1 ? "segment \(nextID)" : "segments \(nextID)…\(id - 1)"
                 outcome.problems.append(
                     JournalProblem(
-                        .missingFile, file: JournalFormat.segmentName(id), offset: 0,
-                        "the manifest names segment \(id), which is not in the directory"))
+                        .missingFile, file: JournalFormat.segmentName(nextID), offset: 0,
+                        "the manifest names \(missing), which is not in the directory"))
                 if !continueAfterDamage { return outcome }
-                continue
             }
+            nextID = id + 1
+            guard id <= manifest.lastSegment, let name = files.segments[id] else { continue }
             let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
             let size = try file.size()
@@ -67,8 +74,8 @@ struct JournalWalk {
             }
         }
         let salts = headers.values.map(\.salt)
-        var expected = checkpointSequence + 1
-        for id in manifest.firstSegment...manifest.lastSegment {
+        var expected = checkpointSequence &+ 1
+        for id in present {
             guard let header = headers[id], let name = files.segments[id], let size = sizes[id] else { continue }
             let isLast = id == manifest.lastSegment
             outcome.bytes += size
@@ -84,7 +91,7 @@ struct JournalWalk {
                 outcome.problems.append(
                     JournalProblem(
                         .sequenceGap, file: name, offset: 24,
-                        "the segment starts at sequence \(header.sequence); the journal before it ends at \(expected - 1)"
+                        "the segment starts at sequence \(header.sequence); the journal before it ends at \(expected &- 1)"
                     ))
                 if !continueAfterDamage { return outcome }
                 expected = header.sequence
@@ -129,8 +136,15 @@ struct JournalWalk {
                                 .sequenceGap, file: name, offset: offset,
                                 "record \(frame.header.sequence) where \(expected) was due"))
                         guard continueAfterDamage else { break scan }
+                        // A record from the past (a duplicate, a stale copy) or from beyond any real store is
+                        // skipped: applying it would move the sequence backwards, or to where `+ 1` traps.
+                        if frame.header.sequence < expected || frame.header.sequence >= 1 << 60 {
+                            offset = frameEnd
+                            validEnd = offset
+                            continue
+                        }
                     }
-                    expected = frame.header.sequence + 1
+                    expected = frame.header.sequence &+ 1
                     skippedDamage = false
                     if let problem = try onRecord(Record(frame: frame, file: name)) {
                         outcome.problems.append(problem)

@@ -24,9 +24,9 @@ struct PosixFileLayer: FileLayer {
                 return try createDirectory(path)
             }
             guard error == EEXIST, exists(path).isDirectory else { throw posixError("mkdir", path, error) }
-            return
         }
-        // The new directory's entry lives in its parent; without this a crash can forget the whole store.
+        // The directory's entry lives in its parent; without this a crash can forget the whole store. An existing
+        // directory is synced too: the open that created it may have died, or failed, before its sync.
         try syncDirectory(parent(of: path))
     }
 

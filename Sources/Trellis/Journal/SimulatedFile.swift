@@ -26,6 +26,7 @@ final class SimulatedFile: LayerFile {
 
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         try layer.fileOperation(.read, path) { s in
+            s.largestRead = max(s.largestRead, count)
             let data = s.nodes[node]?.current ?? []
             guard offset < data.count else { return [] }
             return Array(data[offset..<min(data.count, offset + count)])

@@ -48,6 +48,18 @@ extension SimulatedFileLayer {
                 sector = end
             }
             return out
+        case .garbleUnsyncedBytes:
+            var out = current
+            let sectors = stride(from: 0, to: current.count, by: sectorSize).filter { start in
+                (start..<min(start + sectorSize, current.count)).contains {
+                    $0 >= synced.count || current[$0] != synced[$0]
+                }
+            }
+            guard let chosen = sectors.randomElement(using: &random) else { return out }
+            for i in chosen..<min(chosen + sectorSize, out.count) where i >= synced.count || current[i] != synced[i] {
+                out[i] = UInt8(truncatingIfNeeded: random.next())
+            }
+            return out
         case .garbleRandomSector:
             var out = current
             var dirty: [Int] = []
@@ -70,7 +82,9 @@ extension SimulatedFileLayer.CrashPolicy.Data {
     var seed: UInt64 {
         switch self {
         case .dropUnsynced, .keepUnsynced: return 0
-        case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed): return seed
+        case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed),
+            .garbleUnsyncedBytes(let seed):
+            return seed
         }
     }
 }

@@ -81,6 +81,9 @@ final class SimulatedFileLayer: FileLayer {
             case garbleRandomSector(seed: UInt64)
             /// Unsynced bytes survive up to a random offset (a torn write).
             case tearUnsynced(seed: UInt64)
+            /// Everything written survives, except that the unsynced bytes of one sector are random: a torn sector
+            /// on a disk that never harms the bytes around a write (SQLite's "powersafe overwrite").
+            case garbleUnsyncedBytes(seed: UInt64)
         }
         var data: Data
         /// Whether directory entries not yet synced survive (they often do; crash tests must assume they may not).
@@ -121,6 +124,8 @@ final class SimulatedFileLayer: FileLayer {
         var locks: Set<String> = []
         /// Seconds each file sync takes (outside the disk's lock), to make group commit observable.
         var syncDelay: Double = 0
+        /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
+        var largestRead = 0
     }
 
     let state: Mutex<State>
@@ -139,6 +144,11 @@ final class SimulatedFileLayer: FileLayer {
     var events: [Event] { state.withLock { $0.events } }
 
     var operationCount: Int { state.withLock { $0.operationCount } }
+
+    /// The largest byte count a single read has asked for since the layer was made or `resetLargestRead()`.
+    var largestRead: Int { state.withLock { $0.largestRead } }
+
+    func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
 
     /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
     func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
@@ -185,10 +195,12 @@ final class SimulatedFileLayer: FileLayer {
     func createDirectory(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.mkdir, path)
-            if s.directories[path] != nil { return }
             let (parent, _) = Self.split(path)
-            guard s.directories[parent] != nil else { throw Self.error(ENOENT, "mkdir", path) }
-            s.directories[path] = Directory()
+            if s.directories[path] == nil {
+                guard s.directories[parent] != nil else { throw Self.error(ENOENT, "mkdir", path) }
+                s.directories[path] = Directory()
+            }
+            // As `PosixFileLayer`: an existing directory's entry is synced again.
             try s.begin(.syncDirectory, parent)
             s.directories[path]!.isDurable = s.directories[parent]!.isDurable
         }

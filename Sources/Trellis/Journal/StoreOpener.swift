@@ -32,6 +32,16 @@ enum StoreOpener {
                 layer: layer, directory: directory, schema: schema, policy: options.recovery, readOnly: false)
             if let recovered = try recovery.run() {
                 let segment = try OpenSegment.reopen(recovered.tail, layer: layer, directory: directory)
+                // What recovery read may not all be durable: a writer that died, or whose directory sync failed,
+                // can leave records and renames (a new manifest) in the page cache only. Make them durable before
+                // anything is acknowledged on top of them, or shown to readers.
+                do {
+                    try segment.file.sync()
+                    try layer.syncDirectory(directory)
+                } catch {
+                    segment.file.close()
+                    throw error
+                }
                 var report = recovered.report
                 report.removedFiles = removeLeftovers(
                     recovered.files.unreferenced(by: recovered.manifest), layer, directory)

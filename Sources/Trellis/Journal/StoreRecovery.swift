@@ -87,8 +87,8 @@ struct StoreRecovery {
         }
         var journalBytes = outcome.bytes
         var segmentBytes: [UInt64: Int] = [:]
-        for id in manifest.firstSegment...manifest.lastSegment {
-            if let name = files.segments[id], let file = try? layer.open(joinPath(directory, name), .read) {
+        for (id, name) in files.segments where (manifest.firstSegment...manifest.lastSegment).contains(id) {
+            if let file = try? layer.open(joinPath(directory, name), .read) {
                 segmentBytes[id] = (try? file.size()) ?? 0
                 file.close()
             }
@@ -123,6 +123,7 @@ struct StoreRecovery {
         try backupFile.write(bytes, at: 0)
         try backupFile.sync()
         try layer.syncDirectory(directory)
+        CrashPoints.hit("after-tail-backup")
         try file.truncate(to: tail.validEnd)
         try file.sync()
         return backup

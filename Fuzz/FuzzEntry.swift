@@ -1,0 +1,11 @@
+// libFuzzer's entry point for the journal, checkpoint and manifest readers (case 20 of the crash matrix).
+//
+// This folder is not a SwiftPM target: `run-fuzz.sh` compiles it together with the library's sources (one module, so
+// the internal readers are reachable) with `-sanitize=fuzzer`. See `FuzzInput` for how an input is laid out.
+
+@c(LLVMFuzzerTestOneInput)
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    FuzzReaders.run(FuzzInput(bytes))
+    return 0
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Fuzzes the journal, checkpoint and manifest readers with libFuzzer for a bounded time (case 20 of the crash matrix).
+#
+# Usage: Fuzz/run-fuzz.sh [seconds]     (default 60; the release check runs 1800)
+#
+# Builds Fuzz/*.swift together with the library's sources as one module with `-sanitize=fuzzer` (no flags reach the
+# package's own targets), then runs from the seeds in Fuzz/corpus. New inputs go to .build/fuzz/corpus, crashes to
+# .build/fuzz/crash-*. A single allocation over 256 MB or a resident size over 1 GB counts as a failure, as does an
+# input that runs longer than 10 seconds.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-60}
+work=${TRELLIS_FUZZ_WORK:-$root/.build/fuzz}
+mkdir -p "$work/corpus"
+swiftc -sanitize=fuzzer -O -parse-as-library -module-name Trellis -swift-version 6 \
+    -I "$root/Sources/CZlib" -lz \
+    $(find "$root/Sources/Trellis" -name '*.swift' | sort) "$root"/Fuzz/*.swift \
+    -o "$work/fuzz-readers"
+# libFuzzer, not Swift's backtracer, must see a trap, so that it saves the input as .build/fuzz/crash-*.
+export SWIFT_BACKTRACE=enable=no
+exec "$work/fuzz-readers" "$work/corpus" "$root/Fuzz/corpus" \
+    -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=256 \
+    -print_final_stats=1 -artifact_prefix="$work/" ${TRELLIS_FUZZ_ARGS:-}
