@@ -18,11 +18,7 @@ enum StoreOpener {
             guard layer.exists(directory).isDirectory else {
                 throw TrellisError(.io, "there is no store at \(directory) to open read-only")
             }
-            let recovery = StoreRecovery(
-                layer: layer, directory: directory, schema: schema, policy: options.recovery, readOnly: true)
-            guard let recovered = try recovery.run() else {
-                throw TrellisError(.io, "\(directory) holds no store (no \(JournalFormat.manifestName))")
-            }
+            let recovered = try readWithoutLock(layer: layer, directory: directory, schema: schema, options: options)
             return OpenedStore(graph: recovered.graph, journal: nil, report: recovered.report, needsRewrite: false)
         }
         try layer.createDirectory(directory)
@@ -97,5 +93,33 @@ enum StoreOpener {
         }
         try? layer.syncDirectory(directory)
         return removed
+    }
+
+    /// A read-only open takes no lock, so a writer may compact meanwhile and delete a segment the reader was about to
+    /// read. When reading fails and the manifest or the directory's files changed under it, the reader starts again;
+    /// damage that stays put is reported as it is.
+    private static func readWithoutLock(
+        layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions
+    ) throws -> StoreRecovery.Recovered {
+        let manifestPath = joinPath(directory, JournalFormat.manifestName)
+        func state() -> ([UInt8]?, [String]?) {
+            (try? layer.readWhole(manifestPath, limit: 4096), try? layer.list(directory).sorted())
+        }
+        var attempt = 0
+        while true {
+            let before = state()
+            do {
+                let recovery = StoreRecovery(
+                    layer: layer, directory: directory, schema: schema, policy: options.recovery, readOnly: true)
+                guard let recovered = try recovery.run() else {
+                    throw TrellisError(.io, "\(directory) holds no store (no \(JournalFormat.manifestName))")
+                }
+                return recovered
+            } catch let error as TrellisError {
+                attempt += 1
+                let after = state()
+                guard attempt < 20, before.0 != after.0 || before.1 != after.1 else { throw error }
+            }
+        }
     }
 }

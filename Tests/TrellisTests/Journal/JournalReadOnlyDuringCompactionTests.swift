@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Trellis
+
+@Suite struct JournalReadOnlyDuringCompactionTests {
+    /// A read-only open takes no lock, so a writer may compact while it reads and delete the segment it was about to
+    /// read; the reader starts again from the new manifest instead of failing, and always sees a whole version.
+    @Test func readOnlyOpensSucceedWhileTheWriterKeepsCompacting() throws {
+        let temporary = TemporaryDirectory()
+        let schema = JournalWorkload.schema
+        let options = StoreOptions(compaction: .manual, segmentBytes: 4096)
+        let writer = try Store(directory: temporary.store, schema: schema, options: options)
+        let done = Atomic<Bool>(false)
+        let commits = Atomic<Int>(0)
+        let thread = Thread {
+            var n = 0
+            while !done.load(ordering: .acquiring) {
+                do {
+                    try writer.write { tx in try tx.insert("Tag", ["label": .string("t\(n)")]) }
+                    n += 1
+                    commits.store(n, ordering: .releasing)
+                    if n % 5 == 0 { try writer.compact() }
+                    // Compacting every few milliseconds, still far more often than the automatic policy would.
+                    Thread.sleep(forTimeInterval: 0.002)
+                } catch {
+                    break
+                }
+            }
+        }
+        thread.start()
+        var opens = 0
+        var failures: [String] = []
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            let floor = commits.load(ordering: .acquiring)
+            do {
+                let reader = try Store(
+                    directory: temporary.store, schema: schema, options: StoreOptions(readOnly: true))
+                let seen = try reader.snapshot.count("Tag")
+                if seen < floor { failures.append("saw \(seen) tags after \(floor) acknowledged commits") }
+                try reader.close()
+                opens += 1
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        done.store(true, ordering: .releasing)
+        while !thread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        try writer.close()
+        #expect(failures == [])
+        #expect(opens > 10)
+        #expect(commits.load(ordering: .acquiring) > 10)
+    }
+}
