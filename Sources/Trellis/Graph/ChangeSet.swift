@@ -83,17 +83,4 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
-
-    /// Every object the change set inserts, changes (attributes or relationships) or deletes.
-    public var touchedObjects: Set<ObjectID> {
-        var ids = Set<ObjectID>()
-        for i in inserts { ids.insert(i.id) }
-        for u in updates { ids.insert(u.id) }
-        for e in edits {
-            ids.insert(e.source)
-            ids.insert(e.target)
-        }
-        for d in deletes { ids.insert(d.id) }
-        return ids
-    }
 }

@@ -18,11 +18,6 @@ struct IndexEntry: Comparable, Sendable {
         self.init(values[...], serial: serial)
     }
 
-    var values: [Value] { [first] + rest }
-
-    /// Whether any indexed value is null (such entries never violate a unique constraint, as in SQL).
-    var hasNull: Bool { first.isNull || rest.contains(where: \.isNull) }
-
     static func lowerProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: 0) }
     static func upperProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: .max) }
 

@@ -41,8 +41,6 @@ enum ScalarCoding: Sendable {
         return bits & signBit != 0 ? ~bits : bits | signBit
     }
 
-    static func decodeInt(_ bits: UInt64) -> Int64 { Int64(bitPattern: bits ^ signBit) }
-
     /// The encoding of a stored value of this index's kind (nil for a value of another case).
     func encode(_ value: Value) -> UInt64? {
         switch (self, value) {

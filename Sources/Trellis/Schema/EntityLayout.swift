@@ -116,7 +116,4 @@ struct EntityLayout: Sendable {
         }
         return i
     }
-
-    func hasAttribute(_ name: String) -> Bool { attributeNumbers[name] != nil }
-    func hasRelationship(_ name: String) -> Bool { relationshipNumbers[name] != nil }
 }
