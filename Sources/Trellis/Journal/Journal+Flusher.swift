@@ -35,14 +35,27 @@ extension Journal {
                 deadline = lastSync + seconds
                 due = DispatchTime.now() >= deadline
             }
+            let perCommit = options.durability == .perCommit
+            let now = DispatchTime.now()
             let work = inbox.withLock { box -> Work? in
                 // A compaction requested while one runs waits for it; close waits for both.
                 let compact = box.compactionRequested && !compactionRunning
-                guard !box.entries.isEmpty || !box.flushTickets.isEmpty || compact || box.closing || due else {
+                // Without per-commit durability, records are written in batches (see `enqueue`).
+                var entriesDue = !box.entries.isEmpty
+                if entriesDue && !perCommit {
+                    let writeBy = box.oldestQueued + Self.relaxedWriteDelay
+                    entriesDue =
+                        now >= writeBy || box.entries.count >= Self.relaxedBatchRecords
+                        || box.queuedBytes >= Self.relaxedBatchBytes
+                    if !entriesDue { deadline = min(deadline, writeBy) }
+                }
+                guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due else {
                     return nil
                 }
                 var work = Work(entries: box.entries, flushTickets: box.flushTickets, intervalDue: due)
                 box.entries = []
+                box.queuedBytes = 0
+                box.oldestQueued = .distantFuture
                 box.flushTickets = []
                 if compact {
                     work.compact = true
@@ -66,6 +79,7 @@ extension Journal {
         do {
             if let failure { throw failure }
             if !work.entries.isEmpty { try append(work.entries) }
+            if work.closing { try trimSegment() }
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
                 || work.closing || work.intervalDue
@@ -98,9 +112,17 @@ extension Journal {
             for entry in entries {
                 batch += RecordFrame.encode(
                     type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel),
+                    strategy: entry.payload.count >= RecordFrame.huffmanOnlyPayload ? .huffmanOnly : .standard)
             }
             w.unsynced = true
+            // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
+            // bound by its data, and reserving after it would only leave zeros on disk.
+            if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
+                let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
+                segment.file.preallocate(to: target)
+                segment.allocated = target
+            }
             if CrashPoints.isArmed("mid-record") {
                 try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
                 CrashPoints.hit("mid-record")
@@ -111,6 +133,22 @@ extension Journal {
             w.lastWritten = entries.last!.sequence
             w.lastWrittenGraph = entries.last!.commit.snapshot
             files.withLock { $0.segmentBytes[segment.id] = segment.end }
+        }
+    }
+
+    /// Batches smaller than this are written into space reserved ahead of them, `preallocationStep` at a time.
+    static let preallocateBelow = 64 << 10
+    static let preallocationStep = 256 << 10
+
+    /// Cuts the reserved space off the current segment before it closes, so only the last segment of a store that
+    /// was not closed has zeros after its last record (read back as the end of the journal, not as damage).
+    func trimSegment() throws {
+        try writer.withLock { w in
+            guard var segment = w.segment, segment.allocated > segment.end else { return }
+            try segment.file.truncate(to: segment.end)
+            segment.allocated = segment.end
+            w.segment = segment
+            w.unsynced = true
         }
     }
 
@@ -126,6 +164,7 @@ extension Journal {
     /// Closes the current segment (synced) and starts the next, committed through the manifest before any record
     /// goes into it.
     func rotate() throws {
+        try trimSegment()
         try syncSegment()
         try writer.withLock { w in
             guard let old = w.segment else { return }

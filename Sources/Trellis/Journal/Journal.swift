@@ -24,6 +24,10 @@ final class Journal: Sendable {
     /// What other threads hand to the flusher.
     struct Inbox: Sendable {
         var entries: [Entry] = []
+        /// Payload bytes of `entries`.
+        var queuedBytes = 0
+        /// When the oldest of `entries` was queued.
+        var oldestQueued = DispatchTime.distantFuture
         var flushTickets: [Ticket] = []
         var compactionTickets: [Ticket] = []
         var compactionRequested = false
@@ -88,10 +92,29 @@ final class Journal: Sendable {
 
     // MARK: Requests from other threads
 
+    /// Without per-commit durability, records wait in the inbox for at most this long, or until this many records or
+    /// bytes are queued, and are then written in one go. Waking the flusher for each commit cost a burst of small
+    /// commits two thread switches apiece and set both threads fighting over the allocator's lock.
+    static let relaxedWriteDelay = 0.005
+    static let relaxedBatchRecords = 512
+    static let relaxedBatchBytes = 1 << 20
+
     /// Queues a commit's record; call in sequence order.
     func enqueue(_ entry: Entry) {
-        inbox.withLock { $0.entries.append(entry) }
-        wake.signal()
+        let perCommit = options.durability == .perCommit
+        let wakeFlusher = inbox.withLock { box -> Bool in
+            let wasEmpty = box.entries.isEmpty
+            if wasEmpty { box.oldestQueued = DispatchTime.now() }
+            box.entries.append(entry)
+            box.queuedBytes += entry.payload.count
+            if perCommit { return wasEmpty }
+            // The flusher's timed wait picks the first record up; only a full batch wakes it early (once).
+            return wasEmpty
+                || (box.entries.count == Self.relaxedBatchRecords
+                    || (box.queuedBytes >= Self.relaxedBatchBytes
+                        && box.queuedBytes - entry.payload.count < Self.relaxedBatchBytes))
+        }
+        if wakeFlusher { wake.signal() }
     }
 
     /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability

@@ -131,6 +131,17 @@ struct FrameScanner {
         return .frame(Frame(offset: offset, header: header, stored: Array(stored)))
     }
 
+    /// Whether every byte from `offset` to the end of the file is zero.
+    mutating func isZero(from offset: Int) throws -> Bool {
+        var at = offset
+        while at < size {
+            let n = min(size - at, 1 << 16)
+            guard try window.bytes(at: at, count: n).allSatisfy({ $0 == 0 }) else { return false }
+            at += n
+        }
+        return true
+    }
+
     /// The offset of the first valid frame after `offset`, trying every aligned position; nil when none follows.
     /// Cheap tests (lengths, type, codec) go first, so the checksum runs on few candidates.
     mutating func nextValidFrame(after offset: Int) throws -> Int? {

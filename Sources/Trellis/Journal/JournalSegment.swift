@@ -5,6 +5,8 @@ struct OpenSegment {
     var salt: UInt64
     var end: Int
     var headerSize: Int
+    /// The file's length including space reserved past `end` (zeros), which is trimmed before the segment closes.
+    var allocated: Int
 
     var isEmpty: Bool { end == headerSize }
 
@@ -21,7 +23,8 @@ struct OpenSegment {
         let path = joinPath(directory, JournalFormat.segmentName(id))
         try layer.writeAtomically(bytes, to: path, directory: directory)
         let file = try layer.open(path, .readWrite)
-        return OpenSegment(id: id, file: file, salt: header.salt, end: bytes.count, headerSize: bytes.count)
+        return OpenSegment(
+            id: id, file: file, salt: header.salt, end: bytes.count, headerSize: bytes.count, allocated: bytes.count)
     }
 
     /// Reopens the last segment of a recovered store for appending after its last valid record.
@@ -29,6 +32,6 @@ struct OpenSegment {
         let file = try layer.open(joinPath(directory, tail.name), .readWrite)
         return OpenSegment(
             id: tail.segment, file: file, salt: tail.header.salt, end: tail.validEnd,
-            headerSize: tail.header.encoded().count)
+            headerSize: tail.header.encoded().count, allocated: max(tail.size, tail.validEnd))
     }
 }

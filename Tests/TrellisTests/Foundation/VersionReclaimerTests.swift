@@ -19,8 +19,11 @@ import Testing
         for i in 0..<100 { try store.write { tx in try tx.insert("Folder", ["name": .string("f\(i)")]) } }
         #expect(store.reclaimer.keptCount == VersionReclaimer.limit)
         #expect(store.reclaimer.keptVersions.last == store.snapshot.sequence - 1)
+        // 102 replaced versions: 64 kept, 38 pushed out, of which one batch of 32 went to the queue at once.
+        #expect(store.reclaimer.overflowCount == 102 - VersionReclaimer.limit - VersionReclaimer.overflowBatch)
 
         try await Task.sleep(for: .seconds(VersionReclaimer.grace * 2 + 0.5))
         #expect(store.reclaimer.keptCount == 0)
+        #expect(store.reclaimer.overflowCount == 0)
     }
 }
