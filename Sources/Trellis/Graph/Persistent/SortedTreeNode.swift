@@ -56,13 +56,17 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
     ///
     /// - Complexity: O(log f) comparisons for f keys.
     func firstPosition(notBelow key: Key) -> Int {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low &+ high) / 2
-            if keys[middle] < key { low = middle + 1 } else { high = middle }
+        // One access to the stored array for the whole search: indexing `self.keys` in the loop paid an exclusivity
+        // check and a retain per comparison.
+        keys.withUnsafeBufferPointer { keys in
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let middle = (low &+ high) / 2
+                if keys[middle] < key { low = middle + 1 } else { high = middle }
+            }
+            return low
         }
-        return low
     }
 
     /// The first position whose key is greater than `key` (`keys.count` if none). For an internal node this is the
@@ -70,13 +74,15 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
     ///
     /// - Complexity: O(log f) comparisons for f keys.
     func firstPosition(above key: Key) -> Int {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low &+ high) / 2
-            if key < keys[middle] { high = middle } else { low = middle + 1 }
+        keys.withUnsafeBufferPointer { keys in
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let middle = (low &+ high) / 2
+                if key < keys[middle] { high = middle } else { low = middle + 1 }
+            }
+            return low
         }
-        return low
     }
 
     /// The number of entries under the children before `position`.
