@@ -49,6 +49,17 @@ public struct Graph: Sendable {
         return table(id)?.value(id.serial, attribute.index)
     }
 
+    /// An object read in place, or nil when it does not exist: one lookup for any number of typed reads
+    /// (`value(_:_:)` looks the object up again for each attribute).
+    ///
+    /// ```swift
+    /// if let item = snapshot.object(id) { total += item.double(score) ?? 0; names.append(item.string(title) ?? "") }
+    /// ```
+    public func object(_ id: ObjectID) -> Row? {
+        guard let (leaf, r) = table(id)?.locate(id.serial) else { return nil }
+        return Row(leaf: leaf, index: r, id: id)
+    }
+
     /// All attribute values of an object in schema order, or nil when it does not exist.
     public func row(_ id: ObjectID) -> [Value]? {
         table(id)?.row(id.serial)
