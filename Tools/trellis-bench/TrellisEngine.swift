@@ -50,7 +50,7 @@ final class TrellisEngine: BenchEngine {
             let title = row.string(m.title) ?? ""
             let score = row.double(m.score) ?? 0
             let flag = row.bool(m.flag) ?? false
-            let created = row.value(m.created).dateValue ?? .distantPast
+            let created = row.date(m.created) ?? .distantPast
             sum.count += 1
             sum.idSum &+= id
             sum.titleBytes += title.utf8.count
@@ -69,8 +69,8 @@ final class TrellisEngine: BenchEngine {
         for id in ids {
             // A snapshot per fetch, as SQLite reads each statement in its own transaction.
             let snapshot = store.snapshot
-            guard let object = snapshot.lookup(model.idIndex, [.int(id)]),
-                let title = snapshot.value(object, model.title)?.stringValue
+            guard let id = snapshot.lookup(model.idIndex, [.int(id)]),
+                let title = snapshot.object(id)?.string(model.title)
             else { continue }
             sum.found += 1
             sum.titleBytes += title.utf8.count
@@ -86,10 +86,11 @@ final class TrellisEngine: BenchEngine {
                 model.scoreIndex, from: [.double(range.lower)], inclusive: true, to: [.double(range.upper)],
                 inclusive: false)
             var last = -Double.infinity
-            for object in ids {
-                let score = snapshot.value(object, model.score)?.doubleValue ?? .nan
+            for id in ids {
+                let object = snapshot.object(id)
+                let score = object?.double(model.score) ?? .nan
                 sum.rows += 1
-                sum.idSum &+= snapshot.value(object, model.id)?.intValue ?? 0
+                sum.idSum &+= object?.int(model.id) ?? 0
                 sum.scoreSum += score
                 if score < last { sum.outOfOrder += 1 }
                 last = score
@@ -183,8 +184,8 @@ struct TrellisReadProbe: ReadProbe {
 
     func titleLength(id: Int64) throws -> Int {
         let snapshot = store.snapshot
-        guard let object = snapshot.lookup(model.idIndex, [.int(id)]),
-            let title = snapshot.value(object, model.title)?.stringValue
+        guard let id = snapshot.lookup(model.idIndex, [.int(id)]),
+            let title = snapshot.object(id)?.string(model.title)
         else { return -1 }
         return title.utf8.count
     }
