@@ -1,4 +1,7 @@
 import CZlib
+import Dispatch
+import Foundation
+import Synchronization
 
 /// The system zlib, wrapped: the one file where the journal hands buffers to C for checksums and compression.
 enum Zlib {
@@ -36,10 +39,22 @@ enum Zlib {
         var raw: Int32 { self == .standard ? Z_DEFAULT_STRATEGY : Z_HUFFMAN_ONLY }
     }
 
+    /// Inputs at least this long are deflated in pieces on several threads when the strategy is `.huffmanOnly`.
+    static let parallelInput = 1 << 20
+
     /// The zlib stream (deflate with a 2-byte header and an Adler-32 trailer, which inflate checks) of `bytes`, or
     /// nil when it would not be smaller.
+    ///
+    /// With `.huffmanOnly`, a large input is cut into one piece per core (at most 4), deflated at once: Huffman
+    /// coding keeps no window across bytes, so the pieces lose nothing by being coded apart. Each piece but the last
+    /// ends with a sync flush (a byte-aligned empty stored block), so their deflate blocks simply follow one another
+    /// in one ordinary zlib stream, which `inflate` reads like any other.
     static func compress(_ bytes: [UInt8], level: Int32, strategy: Strategy = .standard) -> [UInt8]? {
         guard !bytes.isEmpty, bytes.count < Int(UInt32.max) else { return nil }
+        let pieces = min(4, ProcessInfo.processInfo.activeProcessorCount, bytes.count / (Self.parallelInput / 2))
+        if strategy == .huffmanOnly, bytes.count >= Self.parallelInput, pieces > 1 {
+            return compressInPieces(bytes, pieces: pieces, level: level, strategy: strategy)
+        }
         var stream = z_stream()
         let version = zlibVersion()
         guard
@@ -61,6 +76,69 @@ enum Zlib {
             }
         }
         guard status == Z_STREAM_END, produced < bytes.count else { return nil }
+        out.removeLast(out.count - produced)
+        return out
+    }
+
+    /// `compress` in `pieces` pieces deflated concurrently (see there); internal so tests can choose the count.
+    static func compressInPieces(_ bytes: [UInt8], pieces: Int, level: Int32, strategy: Strategy) -> [UInt8]? {
+        let size = (bytes.count + pieces - 1) / pieces
+        let parts = Mutex<[(bytes: [UInt8], adler: uLong)?]>(Array(repeating: nil, count: pieces))
+        bytes.withUnsafeBufferPointer { all in
+            nonisolated(unsafe) let all = all
+            DispatchQueue.concurrentPerform(iterations: pieces) { k in
+                let piece = UnsafeBufferPointer(rebasing: all[(k * size)..<min(all.count, (k + 1) * size)])
+                guard let deflated = deflateRaw(piece, level: level, strategy: strategy, last: k == pieces - 1)
+                else { return }
+                let adler = CZlib.adler32(1, piece.baseAddress, uInt(piece.count))
+                parts.withLock { $0[k] = (deflated, adler) }
+            }
+        }
+        let done = parts.withLock { $0 }.compactMap { $0 }
+        guard done.count == pieces else { return nil }
+        var total = 2 + 4
+        for part in done { total += part.bytes.count }
+        guard total < bytes.count else { return nil }
+        // CMF 0x78: deflate with a 32 KiB window; FLG 0x01: the fastest level, no dictionary, check bits.
+        var out: [UInt8] = [0x78, 0x01]
+        out.reserveCapacity(total)
+        var adler = done[0].adler
+        for (k, part) in done.enumerated() {
+            out += part.bytes
+            if k > 0 {
+                let length = min(bytes.count, (k + 1) * size) - k * size
+                adler = adler32_combine(adler, part.adler, off_t(length))
+            }
+        }
+        let check = UInt32(truncatingIfNeeded: adler)
+        out += [UInt8(check >> 24), UInt8(check >> 16 & 0xff), UInt8(check >> 8 & 0xff), UInt8(check & 0xff)]
+        return out
+    }
+
+    /// Raw deflate (no header, no trailer) of one piece: `last` finishes the stream; otherwise the piece ends with a
+    /// sync flush, on a byte boundary, so the next piece's blocks can follow.
+    private static func deflateRaw(
+        _ input: UnsafeBufferPointer<UInt8>, level: Int32, strategy: Strategy, last: Bool
+    ) -> [UInt8]? {
+        var stream = z_stream()
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, -MAX_WBITS, 8, strategy.raw, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
+        defer { deflateEnd(&stream) }
+        // The bound covers a finished stream; a sync flush adds an empty stored block (at most 5 bytes) instead.
+        var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 16)
+        let (status, produced) = out.withUnsafeMutableBufferPointer { o -> (Int32, Int) in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+            stream.avail_in = uInt(input.count)
+            stream.next_out = o.baseAddress
+            stream.avail_out = uInt(o.count)
+            let status = deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH)
+            return (status, o.count - Int(stream.avail_out))
+        }
+        guard last ? status == Z_STREAM_END : (status == Z_OK && stream.avail_in == 0 && stream.avail_out > 0)
+        else { return nil }
         out.removeLast(out.count - produced)
         return out
     }

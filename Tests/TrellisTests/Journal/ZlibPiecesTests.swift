@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import Trellis
+
+/// Large records are deflated in pieces on several threads and joined into one zlib stream; inflate must read it
+/// back byte for byte, with its Adler-32 check, whatever the number of pieces.
+@Suite struct ZlibPiecesTests {
+    /// Text-like bytes (letters and spaces, as in titles) mixed with random 8-byte numbers, as a record holds them.
+    static func recordLikeBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        var random = SeededRandom(seed: seed)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count {
+            if random.next() % 2 == 0 {
+                for _ in 0..<30 {
+                    let c = random.next() % 27
+                    bytes.append(c == 26 ? 32 : 97 + UInt8(c))
+                }
+            } else {
+                let n = random.next()
+                for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: n >> shift)) }
+            }
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 7])
+    func piecesJoinIntoOneStreamThatInflatesToTheInput(pieces: Int) throws {
+        let input = Self.recordLikeBytes(3_000_017, seed: UInt64(pieces))
+        let joined = try #require(Zlib.compressInPieces(input, pieces: pieces, level: 1, strategy: .huffmanOnly))
+        #expect(Zlib.decompress(joined[...], count: input.count) == input)
+        // Huffman coding keeps nothing across bytes: pieces cost only their block headers and flush markers.
+        let whole = try #require(Zlib.compressInPieces(input, pieces: 1, level: 1, strategy: .huffmanOnly))
+        #expect(joined.count <= whole.count + pieces * 300)
+        #expect(joined.count < input.count * 9 / 10)
+    }
+
+    @Test func aDamagedJoinedStreamDoesNotInflate() throws {
+        let input = Self.recordLikeBytes(2_000_000, seed: 9)
+        var joined = try #require(Zlib.compress(input, level: 1, strategy: .huffmanOnly))
+        #expect(Zlib.decompress(joined[...], count: input.count) == input)
+        // The last byte belongs to the Adler-32 of the whole input.
+        joined[joined.count - 1] ^= 0x40
+        #expect(Zlib.decompress(joined[...], count: input.count) == nil)
+    }
+}
