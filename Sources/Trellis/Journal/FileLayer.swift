@@ -37,16 +37,17 @@ protocol LayerFile: AnyObject, Sendable {
     /// Writes every byte of `bytes` at `offset`, or throws.
     func write(_ bytes: [UInt8], at offset: Int) throws
     func truncate(to size: Int) throws
-    /// Reserves space so the file is at least `size` bytes long, the new part reading as zeros. Advisory: a layer
-    /// that cannot does nothing, and a failure only means the space is not reserved.
-    func preallocate(to size: Int)
+    /// Reserves space so the file is at least `size` bytes long, the new part reading as zeros. Advisory: returns
+    /// false when the layer does not reserve space (the file is unchanged), true when it tried, even if it failed
+    /// partway (the file may then have grown by some zeros).
+    func preallocate(to size: Int) -> Bool
     /// Makes the file's data durable (`fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms). Never retried.
     func sync() throws
     func close()
 }
 
 extension LayerFile {
-    func preallocate(to size: Int) {}
+    func preallocate(to size: Int) -> Bool { false }
 }
 
 /// A held exclusive lock; released by `release()` or when the lock is deallocated.

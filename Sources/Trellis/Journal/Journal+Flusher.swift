@@ -120,8 +120,8 @@ extension Journal {
             // bound by its data, and reserving after it would only leave zeros on disk.
             if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
                 let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
-                segment.file.preallocate(to: target)
-                segment.allocated = target
+                // Even a failed reservation may have added zeros, so `allocated` says where trimming must look.
+                if segment.file.preallocate(to: target) { segment.allocated = target }
             }
             if CrashPoints.isArmed("mid-record") {
                 try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
