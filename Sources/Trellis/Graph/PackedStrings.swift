@@ -12,6 +12,14 @@ struct PackedStrings: Sendable {
     private(set) var bytes: [UInt8] = []
     private(set) var ends: [UInt32] = Array(repeating: 0, count: Leaf.width)
 
+    init() {}
+
+    /// Strings packed already (a checkpoint load): `Leaf.width` ascending end offsets, the last one `bytes.count`.
+    init(bytes: [UInt8], ends: [UInt32]) {
+        self.bytes = bytes
+        self.ends = ends
+    }
+
     @inline(__always)
     private func span(_ row: Int) -> Range<Int> {
         (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])

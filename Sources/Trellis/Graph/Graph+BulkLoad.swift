@@ -1,0 +1,245 @@
+/// Builds a graph bottom-up from the decoded chunks of a columnar checkpoint: rows go straight into the 64-row leaves
+/// of their entity, the leaves into a trie built in one pass, and each index into a tree built in one pass from its
+/// sorted keys. Nothing is inserted one by one, and every array gets its exact size.
+///
+/// Chunks must come entity by entity in ascending entity order, each entity's serials ascending across its chunks;
+/// anything else is damage (`TrellisError.corrupt`).
+struct GraphBulkLoader {
+    let schema: Schema
+    private(set) var tables: [EntityTable]
+    private var entity = -1
+    private var lastSerial: UInt64 = 0
+    private var count = 0
+    private var leafKeys: [UInt64] = []
+    private var leaves: [Leaf] = []
+    private var current: Leaf?
+    private var currentKey: UInt64 = 0
+
+    init(schema: Schema) {
+        self.schema = schema
+        tables = schema.layouts.map(EntityTable.init)
+    }
+
+    /// Adds the rows of one decoded chunk.
+    mutating func add(_ chunk: CheckpointColumns.DecodedChunk, context: String) throws {
+        if chunk.entity != entity {
+            guard chunk.entity > entity else {
+                throw TrellisError(.corrupt, "\(context): entity \(chunk.entity) comes after entity \(entity)")
+            }
+            finishEntity()
+            entity = chunk.entity
+        }
+        guard let first = chunk.serials.first, first > lastSerial else {
+            throw TrellisError(.corrupt, "\(context): serial \(chunk.serials.first ?? 0) is not above \(lastSerial)")
+        }
+        let layout = schema.layouts[entity]
+        var cursors = [Int](repeating: 0, count: layout.attributes.count)
+        let serials = chunk.serials
+        var i = 0
+        while i < serials.count {
+            let key = serials[i] >> Leaf.shift
+            var j = i + 1
+            while j < serials.count, serials[j] >> Leaf.shift == key { j += 1 }
+            if current == nil || currentKey != key {
+                flushLeaf()
+                current = Leaf(layout)
+                currentKey = key
+            }
+            Self.fill(&current!, rows: i..<j, of: chunk, cursors: &cursors, layout: layout)
+            i = j
+        }
+        count += serials.count
+        lastSerial = serials[serials.count - 1]
+    }
+
+    /// Finishes the last entity and returns every table.
+    mutating func finish() -> [EntityTable] {
+        finishEntity()
+        return tables
+    }
+
+    private mutating func flushLeaf() {
+        guard let leaf = current else { return }
+        leafKeys.append(currentKey)
+        leaves.append(leaf)
+        current = nil
+    }
+
+    private mutating func finishEntity() {
+        flushLeaf()
+        guard entity >= 0 else { return }
+        let layout = schema.layouts[entity]
+        var table = tables[entity]
+        table.leaves = SerialTrie(ascendingKeys: leafKeys, values: leaves)
+        table.count = count
+        table.maxSerial = lastSerial
+        for (i, index) in layout.indexes.enumerated() {
+            table.indexes[i] = Self.index(table.indexes[i], index, keys: leafKeys, leaves: leaves)
+        }
+        tables[entity] = table
+        leafKeys = []
+        leaves = []
+        count = 0
+        lastSerial = 0
+    }
+
+    /// Copies rows `rows` of `chunk` into `leaf`, which holds their serials; `cursors` count each column's non-null
+    /// values used so far.
+    private static func fill(
+        _ leaf: inout Leaf, rows: Range<Int>, of chunk: CheckpointColumns.DecodedChunk, cursors: inout [Int],
+        layout: EntityLayout
+    ) {
+        let slots = chunk.serials[rows].map { Int($0 & Leaf.mask) }
+        for r in slots { leaf.present |= 1 << UInt64(r) }
+        for (c, column) in chunk.columns.enumerated() {
+            var cursor = cursors[c]
+            var nulls = leaf.columns[c].nulls
+            switch leaf.columns[c].kind {
+            case .bool:
+                var bits = leaf.columns[c].bits
+                for (i, r) in zip(rows, slots) {
+                    if column.isNull(i) {
+                        nulls |= 1 << UInt64(r)
+                    } else {
+                        if column.bools[cursor >> 6] & (1 << UInt64(cursor & 63)) != 0 { bits |= 1 << UInt64(r) }
+                        cursor += 1
+                    }
+                }
+                leaf.columns[c].bits = bits
+            case .int:
+                leaf.columns[c].ints.withUnsafeMutableBufferPointer { out in
+                    for (i, r) in zip(rows, slots) {
+                        if column.isNull(i) {
+                            nulls |= 1 << UInt64(r)
+                        } else {
+                            out[r] = column.ints[cursor]
+                            cursor += 1
+                        }
+                    }
+                }
+            case .double, .date:
+                leaf.columns[c].doubles.withUnsafeMutableBufferPointer { out in
+                    for (i, r) in zip(rows, slots) {
+                        if column.isNull(i) {
+                            nulls |= 1 << UInt64(r)
+                        } else {
+                            out[r] = Double(bitPattern: column.doubles[cursor])
+                            cursor += 1
+                        }
+                    }
+                }
+            case .string:
+                // Rows arrive in ascending order, after any this leaf got from an earlier chunk: append.
+                let old = leaf.columns[c].strings
+                var added = 0
+                var k = cursor
+                for i in rows where !column.isNull(i) {
+                    added += column.ends[k] - (k == 0 ? 0 : column.ends[k - 1])
+                    k += 1
+                }
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(old.bytes.count + added)
+                bytes.append(contentsOf: old.bytes)
+                var ends = old.ends
+                var next = slots[0]
+                for (i, r) in zip(rows, slots) {
+                    for x in next..<r { ends[x] = UInt32(bytes.count) }
+                    if column.isNull(i) {
+                        nulls |= 1 << UInt64(r)
+                    } else {
+                        let start = cursor == 0 ? 0 : column.ends[cursor - 1]
+                        bytes.append(contentsOf: column.text[start..<column.ends[cursor]])
+                        cursor += 1
+                    }
+                    ends[r] = UInt32(bytes.count)
+                    next = r + 1
+                }
+                for x in next..<Leaf.width { ends[x] = UInt32(bytes.count) }
+                leaf.columns[c].strings = PackedStrings(bytes: bytes, ends: ends)
+            case .other:
+                for (i, r) in zip(rows, slots) {
+                    if column.isNull(i) {
+                        nulls |= 1 << UInt64(r)
+                    } else {
+                        leaf.columns[c].others[r] = column.others[cursor]
+                        cursor += 1
+                    }
+                }
+            }
+            leaf.columns[c].nulls = nulls
+            cursors[c] = cursor
+        }
+        for (k, links) in chunk.links.enumerated() {
+            let toMany = layout.relationships[k].isToMany
+            for (i, r) in zip(rows, slots) {
+                let start = i == 0 ? 0 : links.ends[i - 1]
+                let end = links.ends[i]
+                guard start < end else { continue }
+                if toMany {
+                    leaf.links[k].many[r] = SerialTrie(
+                        ascendingKeys: links.targets[start..<end], values: EmptyCollection<Void>())
+                } else {
+                    leaf.links[k].one[r] = links.targets[start]
+                }
+            }
+        }
+    }
+
+    /// An index over the given leaves, built from its keys in one pass.
+    private static func index(
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
+    ) -> IndexTree {
+        switch empty {
+        case .scalar(_, let coding):
+            let c = index.columns[0]
+            var entries = ContiguousArray<ScalarEntry>()
+            entries.reserveCapacity(leaves.reduce(0) { $0 + $1.present.nonzeroBitCount })
+            for (key, leaf) in zip(keys, leaves) {
+                let column = leaf.columns[c]
+                var m = leaf.present
+                while m != 0 {
+                    let r = m.trailingZeroBitCount
+                    m &= m - 1
+                    let serial = key << Leaf.shift | UInt64(r)
+                    // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
+                    var bits: UInt64 = 0
+                    if !column.isNull(r) {
+                        switch coding {
+                        case .int: bits = ScalarCoding.encode(column.ints[r])
+                        case .double, .date: bits = ScalarCoding.encode(column.doubles[r])
+                        case .bool: bits = column.bits & (1 << UInt64(r)) != 0 ? 1 : 0
+                        }
+                    }
+                    entries.append(ScalarEntry(bits: bits, serial: serial))
+                }
+            }
+            if !Self.isAscending(entries) { entries.sort() }
+            let values = ContiguousArray(repeating: (), count: entries.count)
+            return .scalar(SortedTree(ascendingKeys: entries, values: values), coding)
+        case .general:
+            var entries = ContiguousArray<IndexEntry>()
+            entries.reserveCapacity(leaves.reduce(0) { $0 + $1.present.nonzeroBitCount })
+            for (key, leaf) in zip(keys, leaves) {
+                var m = leaf.present
+                while m != 0 {
+                    let r = m.trailingZeroBitCount
+                    m &= m - 1
+                    let values = index.columns.map { leaf.columns[$0].value(r) }
+                    entries.append(IndexEntry(values, serial: key << Leaf.shift | UInt64(r)))
+                }
+            }
+            if !Self.isAscending(entries) { entries.sort() }
+            let values = ContiguousArray(repeating: (), count: entries.count)
+            return .general(SortedTree(ascendingKeys: entries, values: values))
+        }
+    }
+
+    private static func isAscending<T: Comparable>(_ items: ContiguousArray<T>) -> Bool {
+        var i = 1
+        while i < items.count {
+            if !(items[i - 1] < items[i]) { return false }
+            i += 1
+        }
+        return true
+    }
+}
