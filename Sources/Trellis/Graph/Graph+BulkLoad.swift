@@ -140,7 +140,7 @@ struct GraphBulkLoader {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(old.bytes.count + added)
                 bytes.append(contentsOf: old.bytes)
-                var ends = old.ends
+                var ends = old.ends.isEmpty ? [UInt32](repeating: 0, count: Leaf.width) : old.ends
                 var next = slots[0]
                 for (i, r) in zip(rows, slots) {
                     for x in next..<r { ends[x] = UInt32(bytes.count) }
@@ -155,7 +155,8 @@ struct GraphBulkLoader {
                     next = r + 1
                 }
                 for x in next..<Leaf.width { ends[x] = UInt32(bytes.count) }
-                leaf.columns[c].strings = PackedStrings(bytes: bytes, ends: ends)
+                // No bytes: every row is empty or null, which the empty `PackedStrings` says without allocating.
+                leaf.columns[c].strings = bytes.isEmpty ? PackedStrings() : PackedStrings(bytes: bytes, ends: ends)
             case .other:
                 for (i, r) in zip(rows, slots) {
                     if column.isNull(i) {
@@ -213,7 +214,7 @@ struct GraphBulkLoader {
                     entries.append(ScalarEntry(bits: bits, serial: serial))
                 }
             }
-            if !Self.isAscending(entries) { entries.sort() }
+            if !Self.isAscending(entries) { entries.sortWithoutBuffer() }
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .scalar(SortedTree(ascendingKeys: entries, values: values), coding)
         case .general:
@@ -228,7 +229,7 @@ struct GraphBulkLoader {
                     entries.append(IndexEntry(values, serial: key << Leaf.shift | UInt64(r)))
                 }
             }
-            if !Self.isAscending(entries) { entries.sort() }
+            if !Self.isAscending(entries) { entries.sortWithoutBuffer() }
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .general(SortedTree(ascendingKeys: entries, values: values))
         }
@@ -241,5 +242,92 @@ struct GraphBulkLoader {
             i += 1
         }
         return true
+    }
+}
+
+extension ContiguousArray where Element: Comparable {
+    /// Sorts in place with no scratch buffer (the standard library's sort allocates one of up to half the array,
+    /// which a checkpoint load would hold at its memory peak): quicksort on the median of three, insertion sort for
+    /// short ranges, heapsort where quicksort recurses too deep. Not stable; index keys are unique.
+    ///
+    /// - Complexity: O(n log n).
+    mutating func sortWithoutBuffer() {
+        guard count > 1 else { return }
+        withUnsafeMutableBufferPointer { b in
+            Self.introsort(b, 0, b.count, depth: 2 * (Int.bitWidth - b.count.leadingZeroBitCount))
+        }
+    }
+
+    private static func introsort(_ b: UnsafeMutableBufferPointer<Element>, _ low: Int, _ high: Int, depth: Int) {
+        var low = low
+        var high = high
+        var depth = depth
+        while high - low > 16 {
+            if depth == 0 {
+                heapsort(b, low, high)
+                return
+            }
+            depth -= 1
+            let middle = low + (high - low) / 2
+            // Median of three to b[middle], then partition around it (Hoare).
+            if b[middle] < b[low] { b.swapAt(middle, low) }
+            if b[high - 1] < b[low] { b.swapAt(high - 1, low) }
+            if b[high - 1] < b[middle] { b.swapAt(high - 1, middle) }
+            let pivot = b[middle]
+            var i = low
+            var j = high - 1
+            while true {
+                while b[i] < pivot { i += 1 }
+                while pivot < b[j] { j -= 1 }
+                if i >= j { break }
+                b.swapAt(i, j)
+                i += 1
+                j -= 1
+            }
+            // Recurse into the smaller side, loop on the larger: the stack stays O(log n).
+            if j + 1 - low < high - (j + 1) {
+                introsort(b, low, j + 1, depth: depth)
+                low = j + 1
+            } else {
+                introsort(b, j + 1, high, depth: depth)
+                high = j + 1
+            }
+        }
+        var i = low + 1
+        while i < high {
+            let item = b[i]
+            var j = i
+            while j > low, item < b[j - 1] {
+                b[j] = b[j - 1]
+                j -= 1
+            }
+            b[j] = item
+            i += 1
+        }
+    }
+
+    private static func heapsort(_ b: UnsafeMutableBufferPointer<Element>, _ low: Int, _ high: Int) {
+        let n = high - low
+        func siftDown(_ start: Int, _ end: Int) {
+            var root = start
+            while 2 * root + 1 < end {
+                var child = 2 * root + 1
+                if child + 1 < end, b[low + child] < b[low + child + 1] { child += 1 }
+                guard b[low + root] < b[low + child] else { return }
+                b.swapAt(low + root, low + child)
+                root = child
+            }
+        }
+        var start = n / 2
+        while start > 0 {
+            start -= 1
+            siftDown(start, n)
+        }
+        var end = n
+        while end > 1 {
+            end -= 1
+            b.swapAt(low, low + end)
+            siftDown(0, end)
+        }
     }
 }

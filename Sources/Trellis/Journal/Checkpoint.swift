@@ -163,7 +163,7 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
-        var scanner = FrameScanner(
+        var scanner: FrameScanner? = FrameScanner(
             file, name: name, size: size, salt: header.salt, otherSalts: [],
             knownTypes: knownTypes(version: header.version))
         var graph = Graph(schema: schema)
@@ -171,7 +171,7 @@ enum Checkpoint {
         var offset = Int(FileHeader.length(try file.read(at: 0, count: 16), magic: JournalFormat.checkpointMagic)!)
         var expected: UInt64 = 1
         while true {
-            let step = try scanner.step(at: offset)
+            guard let step = try scanner?.step(at: offset) else { throw damage(.length, offset, "no scanner") }
             guard case .frame(let frame) = step else {
                 if case .damage(let kind, let message) = step { throw damage(kind, offset, message) }
                 throw damage(.length, offset, "the checkpoint ends before its footer")
@@ -184,6 +184,8 @@ enum Checkpoint {
             let context = "\(name) chunk \(frame.header.sequence) at offset \(offset)"
             do {
                 if frame.header.type == RecordType.checkpointFooter.rawValue {
+                    // The scanner's read window goes before the indexes are built, which is when memory peaks.
+                    scanner = nil
                     if header.version >= 2 { graph.tables = loader.finish() }
                     try graph.finishLoading(payload, sequence: header.sequence, chunks: expected - 2, context: context)
                     guard offset + frame.header.frameSize == size else {

@@ -28,7 +28,7 @@ enum CheckpointColumns {
     /// The most relationship targets a chunk may hold, all relationships together (same reason).
     static let maxTargets = 1 << 24
     /// Writers cut chunks at leaf boundaries once they hold this many rows or about `targetBytes` of values.
-    static let targetRows = 8_192
+    static let targetRows = 4_096
     static let targetBytes = 1 << 20
 
     // MARK: Writing
@@ -101,10 +101,9 @@ enum CheckpointColumns {
                 lengths.reserveCapacity(live.count)
                 for (p, r) in live {
                     let strings = parts[p].leaf.columns[a].strings
-                    let start = r == 0 ? 0 : Int(strings.ends[r - 1])
-                    let end = Int(strings.ends[r])
-                    lengths.append(Int64(end - start))
-                    text.append(contentsOf: strings.bytes[start..<end])
+                    let span = strings.span(r)
+                    lengths.append(Int64(span.count))
+                    text.append(contentsOf: strings.bytes[span])
                 }
                 head.ints(lengths)
                 w.section(head.bytes, level: level, strategies: [.standard])
