@@ -214,7 +214,7 @@ struct GraphBulkLoader {
                     entries.append(ScalarEntry(bits: bits, serial: serial))
                 }
             }
-            if !Self.isAscending(entries) { entries.sortWithoutBuffer() }
+            if !Self.isAscending(entries) { entries.radixSortWithoutBuffer() }
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .scalar(SortedTree(ascendingKeys: entries, values: values), coding)
         case .general:
@@ -258,7 +258,7 @@ extension ContiguousArray where Element: Comparable {
         }
     }
 
-    private static func introsort(_ b: UnsafeMutableBufferPointer<Element>, _ low: Int, _ high: Int, depth: Int) {
+    fileprivate static func introsort(_ b: UnsafeMutableBufferPointer<Element>, _ low: Int, _ high: Int, depth: Int) {
         var low = low
         var high = high
         var depth = depth
@@ -328,6 +328,52 @@ extension ContiguousArray where Element: Comparable {
             end -= 1
             b.swapAt(low, low + end)
             siftDown(0, end)
+        }
+    }
+}
+
+extension ContiguousArray where Element == ScalarEntry {
+    /// Sorts in place with no scratch buffer, faster than comparing: one pass counts the entries of about n / 8
+    /// buckets of the spread of the keys' bits, a second moves every entry into its bucket (American flag sort), and each
+    /// bucket, a few dozen entries on average, is then sorted by `sortWithoutBuffer`.
+    ///
+    /// - Complexity: O(n) passes plus O(n log b) for buckets of b entries.
+    mutating func radixSortWithoutBuffer() {
+        guard count > 64 else { return sortWithoutBuffer() }
+        var low = UInt64.max
+        var high = UInt64.min
+        for entry in self {
+            low = Swift.min(low, entry.bits)
+            high = Swift.max(high, entry.bits)
+        }
+        let spread = 64 - (high - low).leadingZeroBitCount
+        // About eight entries a bucket, and at most 2^16 buckets (1 MiB of counts).
+        let bucketBits = Swift.max(4, Swift.min(16, Int.bitWidth - count.leadingZeroBitCount - 3))
+        guard spread > 0 else { return sortWithoutBuffer() }
+        let shift = UInt64(Swift.max(0, spread - bucketBits))
+        let buckets = 1 << Swift.min(bucketBits, spread)
+        var starts = [Int](repeating: 0, count: buckets + 1)
+        for entry in self { starts[Int((entry.bits - low) >> shift) + 1] += 1 }
+        for b in 0..<buckets { starts[b + 1] += starts[b] }
+        var next = starts
+        withUnsafeMutableBufferPointer { items in
+            for b in 0..<buckets {
+                while next[b] < starts[b + 1] {
+                    let entry = items[next[b]]
+                    let home = Int((entry.bits - low) >> shift)
+                    if home == b {
+                        next[b] += 1
+                    } else {
+                        items[next[b]] = items[next[home]]
+                        items[next[home]] = entry
+                        next[home] += 1
+                    }
+                }
+            }
+            let depth = 2 * (Int.bitWidth - items.count.leadingZeroBitCount)
+            for b in 0..<buckets where starts[b + 1] - starts[b] > 1 {
+                Self.introsort(items, starts[b], starts[b + 1], depth: depth)
+            }
         }
     }
 }

@@ -86,15 +86,17 @@ enum CheckpointColumns {
                 head.ints(live.map { parts[$0.part].leaf.columns[a].ints[$0.row] })
                 w.section(head.bytes, level: level, strategies: [.standard])
             case .double, .date:
-                // Byte planes: the sign, exponent and high mantissa bytes of similar numbers repeat, the low bytes
-                // do not; planes put the repeating bytes together, where deflate finds them.
+                // Byte planes, each its own section: the sign, exponent and high mantissa bytes of similar numbers
+                // repeat and deflate well; the low bytes of most doubles are noise, stay stored, and load at copying
+                // speed.
                 head.u8(1)
+                w.section(head.bytes, level: level, strategies: [])
                 let values = live.map { parts[$0.part].leaf.columns[a].doubles[$0.row].bitPattern }
                 for plane in 0..<8 {
                     let shift = UInt64(plane * 8)
-                    head.append(values.lazy.map { UInt8(truncatingIfNeeded: $0 >> shift) })
+                    let bytes = values.map { UInt8(truncatingIfNeeded: $0 >> shift) }
+                    w.section(bytes, level: level, strategies: [.huffmanOnly, .standard])
                 }
-                w.section(head.bytes, level: level, strategies: [.standard, .huffmanOnly])
             case .string:
                 var text: [UInt8] = []
                 var lengths: [Int64] = []
@@ -106,8 +108,19 @@ enum CheckpointColumns {
                     text.append(contentsOf: strings.bytes[span])
                 }
                 head.ints(lengths)
-                w.section(head.bytes, level: level, strategies: [.standard])
-                w.section(text, level: level, strategies: [.huffmanOnly, .standard])
+                // Text of a small alphabet packs into a few bits a byte and unpacks many times faster than it
+                // inflates; it is chosen unless deflate saves more than a twentieth.
+                let packed = Self.packAlphabet(text)
+                let deflated = text.count >= 64 ? Self.smallestDeflate(text, level: level) : nil
+                if let packed, packed.count <= (deflated?.count ?? text.count) * 21 / 20 {
+                    head.u8(1)
+                    w.section(head.bytes, level: level, strategies: [.standard])
+                    w.section(packed, level: level, strategies: [])
+                } else {
+                    head.u8(0)
+                    w.section(head.bytes, level: level, strategies: [.standard])
+                    w.section(text, level: level, strategies: [.huffmanOnly, .standard])
+                }
             case .other:
                 for (p, r) in live { head.value(parts[p].leaf.columns[a].others[r]) }
                 w.section(head.bytes, level: level, strategies: [.standard])
@@ -135,6 +148,34 @@ enum CheckpointColumns {
             w.section(block.bytes, level: level, strategies: [.standard])
         }
         return w.bytes
+    }
+
+    /// `text` as codes of the fewest bits that tell its distinct bytes apart: u8 alphabet size − 1, the alphabet
+    /// (ascending), then one code per byte, LSB first. Nil when the alphabet needs more than six bits.
+    static func packAlphabet(_ text: [UInt8]) -> [UInt8]? {
+        guard !text.isEmpty else { return nil }
+        var seen = [Bool](repeating: false, count: 256)
+        for byte in text { seen[Int(byte)] = true }
+        let alphabet = (0..<256).filter { seen[$0] }.map(UInt8.init)
+        guard alphabet.count <= 64 else { return nil }
+        var codes = [UInt8](repeating: 0, count: 256)
+        for (code, byte) in alphabet.enumerated() { codes[Int(byte)] = UInt8(code) }
+        let width = alphabet.count == 1 ? 0 : 64 - UInt64(alphabet.count - 1).leadingZeroBitCount
+        var packer = BitPacker(width: width, count: text.count)
+        for byte in text { packer.add(UInt64(codes[Int(byte)])) }
+        return [UInt8(alphabet.count - 1)] + alphabet + packer.finish()
+    }
+
+    /// The smallest zlib stream of `bytes` among the strategies, or nil when none is smaller than `bytes`.
+    static func smallestDeflate(_ bytes: [UInt8], level: Int32) -> [UInt8]? {
+        var best: [UInt8]?
+        for strategy in [Deflate.Strategy.huffmanOnly, .standard] {
+            if let packed = Deflate.compress(bytes, level: level, strategy: strategy, limit: best?.count ?? bytes.count)
+            {
+                best = packed
+            }
+        }
+        return best
     }
 
     /// Roughly the bytes a leaf's rows take before encoding: how writers decide where to cut chunks.
@@ -251,39 +292,59 @@ enum CheckpointColumns {
                 column.ints = try c.ints(count: k)
             case .double, .date:
                 let layoutByte = try c.u8()
-                guard layoutByte <= 1 else { throw c.failure("double layout \(layoutByte)") }
-                let bytes = try c.take(k * 8)
                 column.doubles = [UInt64](repeating: 0, count: k)
-                bytes.withUnsafeBufferPointer { b in
-                    column.doubles.withUnsafeMutableBufferPointer { out in
-                        if layoutByte == 0 {
+                switch layoutByte {
+                case 0:
+                    let bytes = try c.take(k * 8)
+                    bytes.withUnsafeBufferPointer { b in
+                        column.doubles.withUnsafeMutableBufferPointer { out in
                             for i in 0..<k {
                                 var v: UInt64 = 0
                                 for j in 0..<8 { v |= UInt64(b[i * 8 + j]) << UInt64(j * 8) }
                                 out[i] = v
                             }
-                        } else {
-                            for j in 0..<8 {
-                                let plane = j * k
-                                let shift = UInt64(j * 8)
-                                for i in 0..<k { out[i] |= UInt64(b[plane + i]) << shift }
+                        }
+                    }
+                case 1:
+                    try c.expectEnd()
+                    for plane in 0..<8 {
+                        var p = try r.sectionReader()
+                        let bytes = try p.take(k)
+                        try p.expectEnd()
+                        let shift = UInt64(plane * 8)
+                        bytes.withUnsafeBufferPointer { b in
+                            column.doubles.withUnsafeMutableBufferPointer { out in
+                                for i in 0..<k { out[i] |= UInt64(b[i]) << shift }
                             }
                         }
                     }
+                default:
+                    throw c.failure("double layout \(layoutByte)")
                 }
             case .string:
                 let lengths = try c.ints(count: k)
+                let textLayout = try c.u8()
                 try c.expectEnd()
                 var t = try r.sectionReader()
-                column.text = Array(try t.take(t.remaining))
+                var total = 0
+                for length in lengths {
+                    guard length >= 0, length <= JournalFormat.maxRecordBytes - total else {
+                        throw c.failure("string length \(length)")
+                    }
+                    total += Int(length)
+                }
+                switch textLayout {
+                case 0: column.text = Array(try t.take(t.remaining))
+                case 1: column.text = try t.unpackAlphabet(count: total)
+                default: throw c.failure("text layout \(textLayout)")
+                }
+                guard total == column.text.count else { throw t.failure("\(column.text.count - total) stray bytes") }
                 column.ends.reserveCapacity(k)
                 var end = 0
                 for length in lengths {
-                    guard length >= 0, length <= column.text.count - end else { throw c.failure("string length") }
                     end += Int(length)
                     column.ends.append(end)
                 }
-                guard end == column.text.count else { throw t.failure("\(column.text.count - end) stray bytes") }
                 try Self.checkUTF8(column.text, ends: column.ends, reader: t)
                 c = t
             case .other:
@@ -360,7 +421,8 @@ extension ByteWriter {
                 }
             }
         }
-        if let best {
+        // Inflating costs time on every load: a saving under a thirty-second is not worth it.
+        if let best, best.count < raw.count - raw.count / 32 {
             u8(RecordCodec.zlib.rawValue)
             varint(raw.count)
             varint(best.count)
@@ -461,6 +523,47 @@ struct BitPacker {
 }
 
 extension ByteReader {
+    /// Text packed by `CheckpointColumns.packAlphabet`: `count` bytes.
+    mutating func unpackAlphabet(count: Int) throws -> [UInt8] {
+        let size = Int(try u8()) + 1
+        let alphabet = Array(try take(size))
+        let width = size == 1 ? 0 : 64 - UInt64(size - 1).leadingZeroBitCount
+        let codes = try take((count * width + 7) / 8)
+        var table = [UInt8](repeating: 0, count: 64)
+        for (i, byte) in alphabet.enumerated() { table[i] = byte }
+        let mask: UInt64 = (1 << UInt64(width)) - 1
+        var bad = false
+        let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            codes.withUnsafeBufferPointer { b in
+                table.withUnsafeBufferPointer { t in
+                    // Eight codes take `width` whole bytes: read them as one word.
+                    let groups = width == 0 ? 0 : count / 8
+                    for g in 0..<groups {
+                        var word: UInt64 = 0
+                        let base = g * width
+                        for j in 0..<width { word |= UInt64(b[base + j]) << UInt64(j * 8) }
+                        for j in 0..<8 {
+                            let code = Int((word >> UInt64(j * width)) & mask)
+                            bad = bad || code >= size
+                            out[g * 8 + j] = t[code]
+                        }
+                    }
+                    var bit = groups * 8 * width
+                    for i in (groups * 8)..<count {
+                        var code = 0
+                        for j in 0..<width where b[(bit + j) >> 3] & (1 << UInt8((bit + j) & 7)) != 0 { code |= 1 << j }
+                        bit += width
+                        bad = bad || code >= size
+                        out[i] = t[code]
+                    }
+                }
+            }
+            initialized = count
+        }
+        guard !bad else { throw failure("a text code beyond its alphabet of \(size)") }
+        return out
+    }
+
     /// Reads a section and returns a reader over its contents (inflated when the section is compressed).
     mutating func sectionReader() throws -> ByteReader {
         let codec = try u8()

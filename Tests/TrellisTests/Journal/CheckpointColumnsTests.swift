@@ -263,6 +263,24 @@ import Testing
         #expect(w.count < 16, "a run of consecutive numbers packs to its first value and a zero width")
     }
 
+    @Test func textPacksToItsAlphabetAndBack() throws {
+        var rng = SplitMix64(seed: 13)
+        for size in [1, 2, 3, 27, 33, 64] {
+            for count in [1, 7, 8, 9, 64, 1_001] {
+                let alphabet = (0..<size).map { UInt8(truncatingIfNeeded: 200 - $0 * 3) }
+                let text = (0..<count).map { _ in alphabet[Int(rng.next() % UInt64(size))] }
+                let packed = try #require(CheckpointColumns.packAlphabet(text))
+                var r = ByteReader(packed, context: "t")
+                #expect(try r.unpackAlphabet(count: count) == text)
+                #expect(r.isAtEnd)
+            }
+        }
+        #expect(CheckpointColumns.packAlphabet(Array(0...64)) == nil, "more than 64 distinct bytes")
+        // A code past the alphabet is damage.
+        var r = ByteReader([2, 10, 20, 30, 0b1111_1111], context: "t")
+        #expect(throws: TrellisError.self) { try r.unpackAlphabet(count: 4) }
+    }
+
     @Test func inPlaceSortSortsLikeTheStandardLibrary() {
         var rng = SplitMix64(seed: 6)
         for n in [0, 1, 2, 3, 16, 17, 100, 1_000, 20_000] {
@@ -276,6 +294,23 @@ import Testing
                 a.reverse()
                 a.sortWithoutBuffer()
                 #expect(Array(a) == expected, "reversed input")
+            }
+        }
+    }
+
+    @Test func radixSortSortsScalarEntries() {
+        var rng = SplitMix64(seed: 14)
+        for n in [0, 1, 65, 100, 5_000] {
+            for spread in [UInt64(0), 1, 3, 5_000, .max] {
+                let base = rng.next() % 1_000
+                var a = ContiguousArray(
+                    (0..<n).map { _ in
+                        ScalarEntry(
+                            bits: spread == .max ? rng.next() : base + rng.next() % (spread + 1), serial: rng.next())
+                    })
+                let expected = a.sorted()
+                a.radixSortWithoutBuffer()
+                #expect(Array(a) == expected)
             }
         }
     }
