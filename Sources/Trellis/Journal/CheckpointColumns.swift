@@ -30,6 +30,9 @@ enum CheckpointColumns {
     /// Writers cut chunks at leaf boundaries once they hold this many rows or about `targetBytes` of values.
     static let targetRows = 4_096
     static let targetBytes = 1 << 20
+    /// The most text one alphabet-packed section may unpack to. Packed text costs as little as no bytes a character
+    /// (an alphabet of one), so its length, unlike a stored or deflated section's, is not bounded by the input.
+    static let maxPackedText = 16 << 20
 
     // MARK: Writing
 
@@ -110,7 +113,7 @@ enum CheckpointColumns {
                 head.ints(lengths)
                 // Text of a small alphabet packs into a few bits a byte and unpacks many times faster than it
                 // inflates; it is chosen unless deflate saves more than a twentieth.
-                let packed = Self.packAlphabet(text)
+                let packed = text.count <= maxPackedText ? Self.packAlphabet(text) : nil
                 let deflated = text.count >= 64 ? Self.smallestDeflate(text, level: level) : nil
                 if let packed, packed.count <= (deflated?.count ?? text.count) * 21 / 20 {
                     head.u8(1)
@@ -335,7 +338,9 @@ enum CheckpointColumns {
                 }
                 switch textLayout {
                 case 0: column.text = Array(try t.take(t.remaining))
-                case 1: column.text = try t.unpackAlphabet(count: total)
+                case 1:
+                    guard total <= maxPackedText else { throw t.failure("\(total) bytes of packed text") }
+                    column.text = try t.unpackAlphabet(count: total)
                 default: throw c.failure("text layout \(textLayout)")
                 }
                 guard total == column.text.count else { throw t.failure("\(column.text.count - total) stray bytes") }

@@ -276,6 +276,28 @@ import Testing
             }
         }
         #expect(CheckpointColumns.packAlphabet(Array(0...64)) == nil, "more than 64 distinct bytes")
+        // A one-letter alphabet takes no bits: packed text beyond 16 MiB is refused before anything is allocated.
+        var one = ByteReader([0, 97], context: "t")
+        #expect(try one.unpackAlphabet(count: 5) == Array("aaaaa".utf8))
+        func chunk(length: Int) -> [UInt8] {
+            var lengths = ByteWriter()
+            lengths.u8(0)
+            lengths.ints([Int64(length)])
+            lengths.u8(1)
+            var w = ByteWriter()
+            w.varint(1)  // Tag
+            w.varint(1)
+            w.section([0, 2, 0], level: 1, strategies: [])  // serial 1
+            w.section(lengths.bytes, level: 1, strategies: [])
+            w.section([0, 97], level: 1, strategies: [])  // alphabet "a", no code bits
+            w.section([0, 0, 0, 0, 0, 0], level: 1, strategies: [])  // no targets
+            return w.bytes
+        }
+        let small = try CheckpointColumns.decode(chunk(length: 3), schema: Self.schema, context: "t")
+        #expect(small.columns[0].text == Array("aaa".utf8))
+        #expect(throws: TrellisError.self) {
+            try CheckpointColumns.decode(chunk(length: 20_000_000), schema: Self.schema, context: "t")
+        }
         // A code past the alphabet is damage.
         var r = ByteReader([2, 10, 20, 30, 0b1111_1111], context: "t")
         #expect(throws: TrellisError.self) { try r.unpackAlphabet(count: 4) }
