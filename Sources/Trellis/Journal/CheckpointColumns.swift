@@ -621,6 +621,36 @@ extension ByteReader {
                 out[0] = first
                 o = 1
             }
+            if width <= 56 {
+                // Each value lies within the eight bytes from its first byte: one unaligned load, a shift, a mask.
+                // Eight zero bytes of padding keep the last loads inside the buffer.
+                var padded = [UInt8](repeating: 0, count: bytes.count + 8)
+                padded.withUnsafeMutableBufferPointer { p in
+                    bytes.withUnsafeBufferPointer { b in
+                        if let source = b.baseAddress, let target = p.baseAddress {
+                            target.update(from: source, count: b.count)
+                        }
+                    }
+                }
+                let mask: UInt64 = width == 0 ? 0 : (1 << UInt64(width)) - 1
+                padded.withUnsafeBytes { raw in
+                    var bit = 0
+                    for _ in 0..<count {
+                        let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bit >> 3, as: UInt64.self))
+                        let v = base &+ Int64(bitPattern: (word >> UInt64(bit & 7)) & mask)
+                        bit += width
+                        if first == nil {
+                            out[o] = v
+                        } else {
+                            running = running &+ v
+                            out[o] = running
+                        }
+                        o += 1
+                    }
+                }
+                initialized = total
+                return
+            }
             bytes.withUnsafeBufferPointer { b in
                 var position = 0
                 var buffer: UInt64 = 0
