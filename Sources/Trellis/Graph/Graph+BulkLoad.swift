@@ -73,8 +73,18 @@ struct GraphBulkLoader {
         table.leaves = SerialTrie(ascendingKeys: leafKeys, values: leaves)
         table.count = count
         table.maxSerial = lastSerial
-        for (i, index) in layout.indexes.enumerated() {
-            table.indexes[i] = Self.index(table.indexes[i], index, keys: leafKeys, leaves: leaves)
+        // Indexes whose keys must be sorted go first, through an array; those whose keys already ascend with the
+        // serials (a sequential id) are streamed into their trees afterwards. So at most one array of keys exists
+        // at a time, and never beside more than the trees built before it: the load's memory peak.
+        let ascending = layout.indexes.indices.map { i in
+            Self.keysAscend(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
+        }
+        for i in layout.indexes.indices where !ascending[i] {
+            table.indexes[i] = Self.sortedIndex(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
+        }
+        for i in layout.indexes.indices where ascending[i] {
+            table.indexes[i] = Self.streamedIndex(
+                table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves, count: count)
         }
         tables[entity] = table
         leafKeys = []
@@ -186,60 +196,101 @@ struct GraphBulkLoader {
         }
     }
 
-    /// An index over the given leaves, built from its keys in one pass.
-    private static func index(
+    /// Every live row's key of a scalar index, in serial order.
+    private static func scalarKeys(
+        _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf]
+    ) -> some Sequence<ScalarEntry> {
+        zip(keys, leaves).lazy.flatMap { key, leaf in
+            let column = leaf.columns[c]
+            return Self.rows(leaf.present).lazy.map { r -> ScalarEntry in
+                // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
+                var bits: UInt64 = 0
+                if !column.isNull(r) {
+                    switch coding {
+                    case .int: bits = ScalarCoding.encode(column.ints[r])
+                    case .double, .date: bits = ScalarCoding.encode(column.doubles[r])
+                    case .bool: bits = column.bits & (1 << UInt64(r)) != 0 ? 1 : 0
+                    }
+                }
+                return ScalarEntry(bits: bits, serial: key << Leaf.shift | UInt64(r))
+            }
+        }
+    }
+
+    /// Every live row's key of a general index, in serial order.
+    private static func generalKeys(
+        _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
+    ) -> some Sequence<IndexEntry> {
+        zip(keys, leaves).lazy.flatMap { key, leaf in
+            Self.rows(leaf.present).lazy.map { r in
+                IndexEntry(index.columns.map { leaf.columns[$0].value(r) }, serial: key << Leaf.shift | UInt64(r))
+            }
+        }
+    }
+
+    /// The rows whose bits are set in `present`, ascending.
+    private static func rows(_ present: UInt64) -> some Sequence<Int> {
+        sequence(state: present) { (m: inout UInt64) -> Int? in
+            guard m != 0 else { return nil }
+            defer { m &= m - 1 }
+            return m.trailingZeroBitCount
+        }
+    }
+
+    /// Whether an index's keys, in serial order, are already in index order.
+    private static func keysAscend(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
-    ) -> IndexTree {
+    ) -> Bool {
         switch empty {
         case .scalar(_, let coding):
-            let c = index.columns[0]
+            return isAscending(scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves))
+        case .general:
+            return isAscending(generalKeys(index, keys: keys, leaves: leaves))
+        }
+    }
+
+    /// An index built from its keys sorted in an array.
+    private static func sortedIndex(
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
+    ) -> IndexTree {
+        let count = leaves.reduce(0) { $0 + $1.present.nonzeroBitCount }
+        switch empty {
+        case .scalar(_, let coding):
             var entries = ContiguousArray<ScalarEntry>()
-            entries.reserveCapacity(leaves.reduce(0) { $0 + $1.present.nonzeroBitCount })
-            for (key, leaf) in zip(keys, leaves) {
-                let column = leaf.columns[c]
-                var m = leaf.present
-                while m != 0 {
-                    let r = m.trailingZeroBitCount
-                    m &= m - 1
-                    let serial = key << Leaf.shift | UInt64(r)
-                    // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
-                    var bits: UInt64 = 0
-                    if !column.isNull(r) {
-                        switch coding {
-                        case .int: bits = ScalarCoding.encode(column.ints[r])
-                        case .double, .date: bits = ScalarCoding.encode(column.doubles[r])
-                        case .bool: bits = column.bits & (1 << UInt64(r)) != 0 ? 1 : 0
-                        }
-                    }
-                    entries.append(ScalarEntry(bits: bits, serial: serial))
-                }
-            }
-            if !Self.isAscending(entries) { entries.radixSortWithoutBuffer() }
+            entries.reserveCapacity(count)
+            entries.append(contentsOf: scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves))
+            entries.radixSortWithoutBuffer()
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .scalar(SortedTree(ascendingKeys: entries, values: values), coding)
         case .general:
             var entries = ContiguousArray<IndexEntry>()
-            entries.reserveCapacity(leaves.reduce(0) { $0 + $1.present.nonzeroBitCount })
-            for (key, leaf) in zip(keys, leaves) {
-                var m = leaf.present
-                while m != 0 {
-                    let r = m.trailingZeroBitCount
-                    m &= m - 1
-                    let values = index.columns.map { leaf.columns[$0].value(r) }
-                    entries.append(IndexEntry(values, serial: key << Leaf.shift | UInt64(r)))
-                }
-            }
-            if !Self.isAscending(entries) { entries.sortWithoutBuffer() }
+            entries.reserveCapacity(count)
+            entries.append(contentsOf: generalKeys(index, keys: keys, leaves: leaves))
+            entries.sortWithoutBuffer()
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .general(SortedTree(ascendingKeys: entries, values: values))
         }
     }
 
-    private static func isAscending<T: Comparable>(_ items: ContiguousArray<T>) -> Bool {
-        var i = 1
-        while i < items.count {
-            if !(items[i - 1] < items[i]) { return false }
-            i += 1
+    /// An index whose keys ascend with the serials, built straight from the leaves.
+    private static func streamedIndex(
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf], count: Int
+    ) -> IndexTree {
+        switch empty {
+        case .scalar(_, let coding):
+            let entries = scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves).lazy.map { ($0, ()) }
+            return .scalar(SortedTree(ascending: entries, count: count), coding)
+        case .general:
+            let entries = generalKeys(index, keys: keys, leaves: leaves).lazy.map { ($0, ()) }
+            return .general(SortedTree(ascending: entries, count: count))
+        }
+    }
+
+    private static func isAscending<T: Comparable>(_ items: some Sequence<T>) -> Bool {
+        var previous: T?
+        for item in items {
+            if let previous, !(previous < item) { return false }
+            previous = item
         }
         return true
     }

@@ -18,6 +18,38 @@ extension SortedTree {
             let node = Node(keys: ContiguousArray(keys[range]), values: ContiguousArray(values[range]))
             level.append((keys[range.lowerBound], node, range.count))
         }
+        root = Self.assemble(level, fanout: fanout)
+    }
+
+    /// A tree of the first `count` entries of `entries`, which must ascend strictly by key: the same tree as
+    /// `init(ascendingKeys:values:fanout:)` builds, without an array of all the keys first.
+    ///
+    /// - Complexity: O(n).
+    init<S: Sequence<(Key, Value)>>(ascending entries: S, count: Int, fanout: Int = Self.defaultFanout) {
+        self.init(fanout: fanout)
+        guard count > 0 else { return }
+        var iterator = entries.makeIterator()
+        var level: [(first: Key, node: Node, count: Int)] = []
+        level.reserveCapacity(count / fanout + 1)
+        for range in Self.runs(count, fanout: fanout) {
+            var keys = ContiguousArray<Key>()
+            keys.reserveCapacity(range.count)
+            var values = ContiguousArray<Value>()
+            values.reserveCapacity(range.count)
+            for _ in range {
+                guard let (key, value) = iterator.next() else { preconditionFailure("SortedTree: fewer than \(count)") }
+                keys.append(key)
+                values.append(value)
+            }
+            level.append((keys[0], Node(keys: keys, values: values), range.count))
+        }
+        storedCount = count
+        root = Self.assemble(level, fanout: fanout)
+    }
+
+    /// Builds the internal levels above `level` (the leaves, left to right) and returns the root.
+    private static func assemble(_ leaves: [(first: Key, node: Node, count: Int)], fanout: Int) -> Node {
+        var level = leaves
         while level.count > 1 {
             var parents: [(first: Key, node: Node, count: Int)] = []
             parents.reserveCapacity(level.count / fanout + 1)
@@ -40,7 +72,7 @@ extension SortedTree {
             }
             level = parents
         }
-        root = level[0].node
+        return level[0].node
     }
 
     /// Cuts `count` entries into runs of `fanout`; when the last run would be under half full, the last two share
