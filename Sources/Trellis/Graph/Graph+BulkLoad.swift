@@ -141,30 +141,32 @@ struct GraphBulkLoader {
             case .string:
                 // Rows arrive in ascending order, after any this leaf got from an earlier chunk: append.
                 let old = leaf.columns[c].strings
-                var added = 0
-                var k = cursor
-                for i in rows where !column.isNull(i) {
-                    added += column.ends[k] - (k == 0 ? 0 : column.ends[k - 1])
-                    k += 1
-                }
+                // The group's non-null strings lie back to back in `text`: one copy takes them all.
+                let first = cursor
+                var last = cursor
+                for i in rows where !column.isNull(i) { last += 1 }
+                let from = first == 0 ? 0 : column.ends[first - 1]
+                let to = last == 0 ? 0 : column.ends[last - 1]
                 var bytes: [UInt8] = []
-                bytes.reserveCapacity(old.bytes.count + added)
+                bytes.reserveCapacity(old.bytes.count + to - from)
                 bytes.append(contentsOf: old.bytes)
+                bytes.append(contentsOf: column.text[from..<to])
+                let shift = old.bytes.count - from
                 var ends = old.ends.isEmpty ? [UInt32](repeating: 0, count: Leaf.width) : old.ends
                 var next = slots[0]
+                var end = old.bytes.count
                 for (i, r) in zip(rows, slots) {
-                    for x in next..<r { ends[x] = UInt32(bytes.count) }
+                    for x in next..<r { ends[x] = UInt32(end) }
                     if column.isNull(i) {
                         nulls |= 1 << UInt64(r)
                     } else {
-                        let start = cursor == 0 ? 0 : column.ends[cursor - 1]
-                        bytes.append(contentsOf: column.text[start..<column.ends[cursor]])
+                        end = column.ends[cursor] + shift
                         cursor += 1
                     }
-                    ends[r] = UInt32(bytes.count)
+                    ends[r] = UInt32(end)
                     next = r + 1
                 }
-                for x in next..<Leaf.width { ends[x] = UInt32(bytes.count) }
+                for x in next..<Leaf.width { ends[x] = UInt32(end) }
                 // No bytes: every row is empty or null, which the empty `PackedStrings` says without allocating.
                 leaf.columns[c].strings = bytes.isEmpty ? PackedStrings() : PackedStrings(bytes: bytes, ends: ends)
             case .other:
@@ -199,21 +201,48 @@ struct GraphBulkLoader {
     /// Every live row's key of a scalar index, in serial order.
     private static func scalarKeys(
         _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf]
-    ) -> some Sequence<ScalarEntry> {
-        zip(keys, leaves).lazy.flatMap { key, leaf in
-            let column = leaf.columns[c]
-            return Self.rows(leaf.present).lazy.map { r -> ScalarEntry in
-                // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
-                var bits: UInt64 = 0
-                if !column.isNull(r) {
-                    switch coding {
-                    case .int: bits = ScalarCoding.encode(column.ints[r])
-                    case .double, .date: bits = ScalarCoding.encode(column.doubles[r])
-                    case .bool: bits = column.bits & (1 << UInt64(r)) != 0 ? 1 : 0
-                    }
-                }
-                return ScalarEntry(bits: bits, serial: key << Leaf.shift | UInt64(r))
+    ) -> ScalarKeys {
+        ScalarKeys(coding: coding, column: c, keys: keys, leaves: leaves)
+    }
+
+    /// The keys of a scalar index read from the leaves, one row at a time (a plain iterator: this runs once per
+    /// object, and a chain of lazy sequences costs several times as much here).
+    struct ScalarKeys: Sequence, IteratorProtocol {
+        let coding: ScalarCoding
+        let column: Int
+        let keys: [UInt64]
+        let leaves: [Leaf]
+        private var leaf = 0
+        private var remaining: UInt64 = 0
+        private var key: UInt64 = 0
+
+        init(coding: ScalarCoding, column: Int, keys: [UInt64], leaves: [Leaf]) {
+            self.coding = coding
+            self.column = column
+            self.keys = keys
+            self.leaves = leaves
+        }
+
+        mutating func next() -> ScalarEntry? {
+            while remaining == 0 {
+                guard leaf < leaves.count else { return nil }
+                remaining = leaves[leaf].present
+                key = keys[leaf]
+                leaf += 1
             }
+            let r = remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+            let bit: UInt64 = 1 << UInt64(r)
+            // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
+            var bits: UInt64 = 0
+            if leaves[leaf - 1].columns[column].nulls & bit == 0 {
+                switch coding {
+                case .int: bits = ScalarCoding.encode(leaves[leaf - 1].columns[column].ints[r])
+                case .double, .date: bits = ScalarCoding.encode(leaves[leaf - 1].columns[column].doubles[r])
+                case .bool: bits = leaves[leaf - 1].columns[column].bits & bit != 0 ? 1 : 0
+                }
+            }
+            return ScalarEntry(bits: bits, serial: key << Leaf.shift | UInt64(r))
         }
     }
 
