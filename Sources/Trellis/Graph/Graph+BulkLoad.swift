@@ -413,11 +413,12 @@ extension ContiguousArray where Element: Comparable {
 }
 
 extension ContiguousArray where Element == ScalarEntry {
-    /// Sorts in place with no scratch buffer, faster than comparing: one pass counts the entries of about n / 8
-    /// buckets of the spread of the keys' bits, a second moves every entry into its bucket (American flag sort), and each
-    /// bucket, a few dozen entries on average, is then sorted by `sortWithoutBuffer`.
+    /// Sorts in place with no scratch buffer, faster than comparing (MSD radix, American flag sort): one pass counts
+    /// the entries of about n / 8 buckets of the spread of the keys' bits and a second moves every entry into its
+    /// bucket; a bucket of more than 32 entries (keys bunch: a double's encoding is logarithmic) is split the same way
+    /// over the next 8 bits, and what remains is sorted by comparing (`sortWithoutBuffer`'s introsort).
     ///
-    /// - Complexity: O(n) passes plus O(n log b) for buckets of b entries.
+    /// - Complexity: O(n) passes plus O(n log b) for final buckets of b entries.
     mutating func radixSortWithoutBuffer() {
         guard count > 64 else { return sortWithoutBuffer() }
         var low = UInt64.max
@@ -427,32 +428,55 @@ extension ContiguousArray where Element == ScalarEntry {
             high = Swift.max(high, entry.bits)
         }
         let spread = 64 - (high - low).leadingZeroBitCount
-        // About eight entries a bucket, and at most 2^16 buckets (1 MiB of counts).
-        let bucketBits = Swift.max(4, Swift.min(16, Int.bitWidth - count.leadingZeroBitCount - 3))
         guard spread > 0 else { return sortWithoutBuffer() }
-        let shift = UInt64(Swift.max(0, spread - bucketBits))
-        let buckets = 1 << Swift.min(bucketBits, spread)
-        var starts = [Int](repeating: 0, count: buckets + 1)
-        for entry in self { starts[Int((entry.bits - low) >> shift) + 1] += 1 }
-        for b in 0..<buckets { starts[b + 1] += starts[b] }
-        var next = starts
+        // About eight entries a bucket, and at most 2^16 buckets (1 MiB of counts).
+        let bucketBits = Swift.min(spread, Swift.max(4, Swift.min(16, Int.bitWidth - count.leadingZeroBitCount - 3)))
+        let shift = spread - bucketBits
+        let depth = 2 * (Int.bitWidth - count.leadingZeroBitCount)
         withUnsafeMutableBufferPointer { items in
-            for b in 0..<buckets {
-                while next[b] < starts[b + 1] {
-                    let entry = items[next[b]]
-                    let home = Int((entry.bits - low) >> shift)
-                    if home == b {
-                        next[b] += 1
-                    } else {
-                        items[next[b]] = items[next[home]]
-                        items[next[home]] = entry
-                        next[home] += 1
+            var starts = [Int](repeating: 0, count: (1 << bucketBits) + 1)
+            Self.flagSort(items, 0..<items.count, low: low, shift: shift, bits: bucketBits, starts: &starts)
+            var subStarts = [Int](repeating: 0, count: 257)
+            for b in 0..<(1 << bucketBits) {
+                let bucket = starts[b]..<starts[b + 1]
+                if bucket.count > 32, shift > 0 {
+                    let subBits = Swift.min(8, shift)
+                    let base = low &+ (UInt64(b) << UInt64(shift))
+                    Self.flagSort(items, bucket, low: base, shift: shift - subBits, bits: subBits, starts: &subStarts)
+                    for s in 0..<(1 << subBits) where subStarts[s + 1] - subStarts[s] > 1 {
+                        Self.introsort(items, subStarts[s], subStarts[s + 1], depth: depth)
                     }
+                } else if bucket.count > 1 {
+                    Self.introsort(items, bucket.lowerBound, bucket.upperBound, depth: depth)
                 }
             }
-            let depth = 2 * (Int.bitWidth - items.count.leadingZeroBitCount)
-            for b in 0..<buckets where starts[b + 1] - starts[b] > 1 {
-                Self.introsort(items, starts[b], starts[b + 1], depth: depth)
+        }
+    }
+
+    /// Moves the entries of `range` into 2^`bits` buckets by `(bits - low) >> shift`, in place; `starts` receives
+    /// each bucket's first position (and the end after the last).
+    private static func flagSort(
+        _ items: UnsafeMutableBufferPointer<ScalarEntry>, _ range: Range<Int>, low: UInt64, shift: Int, bits: Int,
+        starts: inout [Int]
+    ) {
+        let buckets = 1 << bits
+        let s = UInt64(shift)
+        for b in 0...buckets { starts[b] = 0 }
+        for i in range { starts[Int((items[i].bits &- low) >> s) + 1] += 1 }
+        starts[0] = range.lowerBound
+        for b in 0..<buckets { starts[b + 1] += starts[b] }
+        var next = Array(starts[0..<buckets])
+        for b in 0..<buckets {
+            while next[b] < starts[b + 1] {
+                let entry = items[next[b]]
+                let home = Int((entry.bits &- low) >> s)
+                if home == b {
+                    next[b] += 1
+                } else {
+                    items[next[b]] = items[next[home]]
+                    items[next[home]] = entry
+                    next[home] += 1
+                }
             }
         }
     }

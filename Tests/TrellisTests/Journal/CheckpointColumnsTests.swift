@@ -335,6 +335,17 @@ import Testing
                 #expect(Array(a) == expected)
             }
         }
+        // Encoded doubles bunch in the upper octaves: buckets split again.
+        for n in [100, 5_000, 40_000] {
+            var a = ContiguousArray(
+                (0..<n).map { _ in
+                    ScalarEntry(
+                        bits: ScalarCoding.encode(Double(rng.next() >> 11) * 0x1p-53 * 1000 + 1), serial: rng.next())
+                })
+            let expected = a.sorted()
+            a.radixSortWithoutBuffer()
+            #expect(Array(a) == expected)
+        }
     }
 
     @Test func bulkBuiltTreesMeetTheirInvariants() {
