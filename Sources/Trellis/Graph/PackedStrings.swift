@@ -10,11 +10,23 @@
 /// ```
 struct PackedStrings: Sendable {
     private(set) var bytes: [UInt8] = []
-    private(set) var ends: [UInt32] = Array(repeating: 0, count: Leaf.width)
+    /// Empty until the first string is set, so the columns of other kinds (which hold a `PackedStrings` too) cost no
+    /// allocation for it.
+    private(set) var ends: [UInt32] = []
 
+    init() {}
+
+    /// Strings packed already (a checkpoint load): `Leaf.width` ascending end offsets, the last one `bytes.count`.
+    init(bytes: [UInt8], ends: [UInt32]) {
+        self.bytes = bytes
+        self.ends = ends
+    }
+
+    /// The bytes of row `row`.
     @inline(__always)
-    private func span(_ row: Int) -> Range<Int> {
-        (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
+    func span(_ row: Int) -> Range<Int> {
+        if ends.isEmpty { return 0..<0 }
+        return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
     }
 
     func string(_ row: Int) -> String {
@@ -25,6 +37,10 @@ struct PackedStrings: Sendable {
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
 
     mutating func set(_ row: Int, _ string: String) {
+        if ends.isEmpty {
+            if string.isEmpty { return }
+            ends = Array(repeating: 0, count: Leaf.width)
+        }
         let range = span(row)
         let length = string.utf8.count
         bytes.replaceSubrange(range, with: string.utf8)

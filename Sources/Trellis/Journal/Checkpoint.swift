@@ -1,23 +1,29 @@
 import Foundation
 
-/// Writes and reads checkpoints: the whole graph at one sequence number, in checksummed, compressed chunks.
+/// Writes and reads checkpoints: the whole graph at one sequence number, in checksummed chunks.
 ///
 /// A checkpoint file is a `FileHeader` (magic `\x89TRC`, the sequence number it holds, salt, schema) followed by
-/// frames (`RecordFrame`): `checkpointRows` chunks numbered 1, 2, 3… and one `checkpointFooter` as the last frame,
-/// ending exactly at the end of the file.
+/// frames (`RecordFrame`): chunks numbered 1, 2, 3… and one `checkpointFooter` as the last frame, ending exactly at the
+/// end of the file.
 ///
-/// Rows chunk payload: entity, row count, then per row: serial, one value per attribute (schema order), and per
-/// relationship (schema order) the target count and target serials. Both ends of every relationship are stored as
-/// they are, dangling targets of `noAction` deletes included, so loading mirrors the graph exactly.
+/// Format version 2 writes `checkpointColumns` chunks: runs of rows of one entity stored column by column, each
+/// column compressed on its own (`CheckpointColumns`), and loads them bottom-up (`GraphBulkLoader`). Version-1
+/// files hold `checkpointRows` chunks instead (entity, row count, then per row: serial, one tagged value per attribute,
+/// per relationship the target count and serials), which still load, row by row, through `Graph.loadRows`. Both ends
+/// of every relationship are stored as they are, dangling targets of `noAction` deletes included, so loading mirrors
+/// the graph exactly.
 ///
 /// Footer payload: sequence number, entity count, per entity: the highest serial ever allocated and the object count,
-/// then the number of rows chunks. The highest serials keep deleted objects' IDs from being reused.
+/// then the number of chunks. The highest serials keep deleted objects' IDs from being reused.
 enum Checkpoint {
-    /// Rows are cut into chunks of about this many uncompressed bytes, so writing and reading a checkpoint holds
-    /// one chunk in memory however large the store.
-    static let chunkBytes = 1 << 20
+    /// Columns are deflated at this level (checkpoints are written in the background).
     static let compressionLevel: Int32 = 6
-    static let knownTypes: Set<UInt8> = [RecordType.checkpointRows.rawValue, RecordType.checkpointFooter.rawValue]
+
+    /// The frame types a checkpoint of each format version holds.
+    static func knownTypes(version: UInt16) -> Set<UInt8> {
+        let chunk = version == 1 ? RecordType.checkpointRows : RecordType.checkpointColumns
+        return [chunk.rawValue, RecordType.checkpointFooter.rawValue]
+    }
 
     /// Writes `graph` to `<name>.tmp`, syncs it and renames it to its final name, then syncs the directory.
     /// Returns the file's size. `afterChunk` runs after each chunk is written (a hook for tests).
@@ -37,9 +43,9 @@ enum Checkpoint {
             var chunkNumber: UInt64 = 0
             func emit(_ type: RecordType, _ payload: [UInt8]) throws {
                 chunkNumber += 1
+                // Columns chunks compress column by column; the footer is a few bytes.
                 let frame = RecordFrame.encode(
-                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt,
-                    compressionLevel: compressionLevel)
+                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil)
                 try file.write(frame, at: offset)
                 offset += frame.count
                 afterChunk?()
@@ -48,30 +54,7 @@ enum Checkpoint {
             try file.write(headerBytes, at: 0)
             offset = headerBytes.count
             for (e, layout) in graph.schema.layouts.enumerated() {
-                var rows = ByteWriter(capacity: chunkBytes + 4096)
-                var count = 0
-                func flushRows() throws {
-                    guard count > 0 else { return }
-                    var chunk = ByteWriter(capacity: rows.count + 16)
-                    chunk.varint(e)
-                    chunk.varint(count)
-                    chunk.append(rows.bytes)
-                    try emit(.checkpointRows, chunk.bytes)
-                    rows = ByteWriter(capacity: chunkBytes + 4096)
-                    count = 0
-                }
-                for row in graph.rows(entity: UInt32(e)) {
-                    rows.varint(row.id.serial)
-                    for a in 0..<layout.attributes.count { rows.value(row.value(at: a)) }
-                    for k in 0..<layout.relationships.count {
-                        let targets = row.targetSerials(RelationshipKey(entity: UInt32(e), index: k))
-                        rows.varint(targets.count)
-                        for t in targets { rows.varint(t) }
-                    }
-                    count += 1
-                    if rows.count >= chunkBytes { try flushRows() }
-                }
-                try flushRows()
+                try writeColumns(graph.tables[e], entity: e, layout: layout) { try emit(.checkpointColumns, $0) }
             }
             var footer = ByteWriter()
             footer.varint(graph.sequence)
@@ -94,6 +77,59 @@ enum Checkpoint {
             try? layer.remove(temporary)
             throw error
         }
+    }
+
+    /// Cuts one entity's rows into columns chunks at leaf boundaries (`CheckpointColumns.targetRows` rows or about
+    /// `targetBytes` of values), keeping each chunk within `maxTargets` relationship targets, and hands each
+    /// encoded chunk to `emit`.
+    static func writeColumns(
+        _ table: EntityTable, entity e: Int, layout: EntityLayout, emit: ([UInt8]) throws -> Void
+    ) throws {
+        typealias C = CheckpointColumns
+        var parts: [C.Part] = []
+        var rows = 0
+        var bytes = 0
+        var targets = 0
+        func flush() throws {
+            guard !parts.isEmpty else { return }
+            let payload = C.encode(entity: e, layout: layout, parts: parts, level: compressionLevel)
+            guard payload.count <= JournalFormat.maxRecordBytes else {
+                throw TrellisError(.failed, "\(layout.name): a checkpoint chunk of \(payload.count) bytes is too large")
+            }
+            try emit(payload)
+            parts.removeAll(keepingCapacity: true)
+            (rows, bytes, targets) = (0, 0, 0)
+        }
+        for (key, leaf) in table.leaves {
+            let leafTargets = C.targetCount(leaf, mask: leaf.present)
+            if targets + leafTargets > C.maxTargets { try flush() }
+            if leafTargets <= C.maxTargets {
+                parts.append(C.Part(key: key, leaf: leaf, mask: leaf.present))
+                targets += leafTargets
+            } else {
+                // A leaf with more targets than a chunk may hold goes row by row.
+                var m = leaf.present
+                while m != 0 {
+                    let bit = m & (0 &- m)
+                    m &= m - 1
+                    let t = C.targetCount(leaf, mask: bit)
+                    guard t <= C.maxTargets else {
+                        let serial = key << Leaf.shift | UInt64(bit.trailingZeroBitCount)
+                        throw TrellisError(
+                            .failed,
+                            "\(layout.name) \(serial) has \(t) relationship targets; a checkpoint holds at most "
+                                + "\(C.maxTargets) an object")
+                    }
+                    if targets + t > C.maxTargets { try flush() }
+                    parts.append(C.Part(key: key, leaf: leaf, mask: bit))
+                    targets += t
+                }
+            }
+            rows += leaf.present.nonzeroBitCount
+            bytes += C.estimatedBytes(leaf, mask: leaf.present)
+            if rows >= C.targetRows || bytes >= C.targetBytes { try flush() }
+        }
+        try flush()
     }
 
     /// Reads the header of a checkpoint file (to learn its schema, salt and sequence number).
@@ -127,13 +163,15 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
-        var scanner = FrameScanner(
-            file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: knownTypes)
+        var scanner: FrameScanner? = FrameScanner(
+            file, name: name, size: size, salt: header.salt, otherSalts: [],
+            knownTypes: knownTypes(version: header.version))
         var graph = Graph(schema: schema)
+        var loader = GraphBulkLoader(schema: schema)
         var offset = Int(FileHeader.length(try file.read(at: 0, count: 16), magic: JournalFormat.checkpointMagic)!)
         var expected: UInt64 = 1
         while true {
-            let step = try scanner.step(at: offset)
+            guard let step = try scanner?.step(at: offset) else { throw damage(.length, offset, "no scanner") }
             guard case .frame(let frame) = step else {
                 if case .damage(let kind, let message) = step { throw damage(kind, offset, message) }
                 throw damage(.length, offset, "the checkpoint ends before its footer")
@@ -146,13 +184,21 @@ enum Checkpoint {
             let context = "\(name) chunk \(frame.header.sequence) at offset \(offset)"
             do {
                 if frame.header.type == RecordType.checkpointFooter.rawValue {
+                    // The scanner's read window goes before the indexes are built, which is when memory peaks.
+                    scanner = nil
+                    if header.version >= 2 { graph.tables = loader.finish() }
                     try graph.finishLoading(payload, sequence: header.sequence, chunks: expected - 2, context: context)
                     guard offset + frame.header.frameSize == size else {
                         throw TrellisError(.corrupt, "\(context): bytes follow the footer")
                     }
                     return graph
                 }
-                try graph.loadRows(payload, context: context)
+                if header.version == 1 {
+                    try graph.loadRows(payload, context: context)
+                } else {
+                    try loader.add(
+                        CheckpointColumns.decode(payload, schema: schema, context: context), context: context)
+                }
             } catch let error as TrellisError where error.code == .corrupt {
                 throw damage(.decode, offset, error.message)
             }
@@ -162,7 +208,7 @@ enum Checkpoint {
 }
 
 extension Graph {
-    /// Adds the rows of one checkpoint chunk through the table primitives that commits use (`insertRow`,
+    /// Adds the rows of one version-1 checkpoint chunk through the table primitives that commits use (`insertRow`,
     /// `addTarget`), storing each relationship end as it was written.
     mutating func loadRows(_ payload: [UInt8], context: String) throws {
         var r = ByteReader(payload, context: context)

@@ -1,6 +1,10 @@
-/// Constants of the on-disk format, version 1 (`journal-format.md` at the repository root explains each choice).
+/// Constants of the on-disk format, version 2 (`journal-format.md` at the repository root explains each choice).
 enum JournalFormat {
-    static let version: UInt16 = 1
+    /// The version this build writes. Version 2 changed only the checkpoint (columnar chunks, record type 4).
+    static let version: UInt16 = 2
+    /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
+    /// and version-1 segments and manifests are byte for byte what version 2 writes.
+    static let readableVersions: ClosedRange<UInt16> = 1...2
     /// PNG-style magics: a high byte first (catches 7-bit transfers), a name, CR LF (catches line-ending
     /// conversion), ^Z and LF.
     static let segmentMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R J
@@ -53,6 +57,8 @@ enum RecordType: UInt8 {
     case changeSet = 1
     case checkpointRows = 2
     case checkpointFooter = 3
+    /// Format version 2: a checkpoint chunk stored column by column (`CheckpointColumns`).
+    case checkpointColumns = 4
 
     static let ignorableBit: UInt8 = 0x80
 }
@@ -68,7 +74,7 @@ enum RecordCodec: UInt8 {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (1)
+///          8    2 format version (2; 1 is read too)
 ///         10    2 flags (0)
 ///         12    4 header length in bytes, padding included (a multiple of 8)
 ///         16    8 segment id (checkpoint: 0)
@@ -87,13 +93,15 @@ struct FileHeader: Equatable {
     var salt: UInt64
     var fingerprint: UInt64
     var schemaBytes: [UInt8]
+    /// The format version the file was written in (a new file: this build's).
+    var version: UInt16 = JournalFormat.version
 
     static let fixedSize = 56
 
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: Self.fixedSize + schemaBytes.count + 12)
         w.append(magic)
-        w.u16(JournalFormat.version)
+        w.u16(version)
         w.u16(0)
         w.u32(0)  // length, set below
         w.u64(id)
@@ -126,8 +134,8 @@ struct FileHeader: Equatable {
             throw TrellisError(.corrupt, "\(file): not a Trellis file of this kind (bad magic)")
         }
         let version = try r.u16()
-        guard version == JournalFormat.version else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads version 1")
+        guard JournalFormat.readableVersions.contains(version) else {
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 and 2")
         }
         _ = try r.u16()
         let length = Int(try r.u32())
@@ -145,7 +153,8 @@ struct FileHeader: Equatable {
             throw TrellisError(.corrupt, "\(file): header checksum mismatch")
         }
         return FileHeader(
-            magic: magic, id: id, sequence: sequence, salt: salt, fingerprint: fingerprint, schemaBytes: schema)
+            magic: magic, id: id, sequence: sequence, salt: salt, fingerprint: fingerprint, schemaBytes: schema,
+            version: version)
     }
 }
 
@@ -153,7 +162,7 @@ struct FileHeader: Equatable {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (1)
+///          8    2 format version (2; 1 is read too)
 ///         10    2 flags (0)
 ///         12    4 length (72)
 ///         16    8 generation (+1 on every write)
@@ -203,8 +212,8 @@ struct Manifest: Equatable, Sendable {
             throw TrellisError(.corrupt, "\(file): manifest checksum mismatch")
         }
         let version = try r.u16()
-        guard version == JournalFormat.version else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads version 1")
+        guard JournalFormat.readableVersions.contains(version) else {
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 and 2")
         }
         _ = try r.u16()
         _ = try r.u32()
