@@ -24,7 +24,11 @@ import Testing
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let problems = try X.problems(disk)
-        if size > validEnd {
+        // Only zero bytes after the last whole record (a cut inside a frame whose checksum starts with zeros) are
+        // what reserved space looks like: the journal ends there, nothing is torn or dropped.
+        let tail = try #require(disk.contents(X.path(name)))[validEnd..<size]
+        let torn = !tail.allSatisfy { $0 == 0 }
+        if torn {
             #expect(problems.map(\.kind) == [.tornTail], "\(problems)", sourceLocation: sourceLocation)
             #expect(problems.first?.file == name && problems.first?.offset == validEnd, sourceLocation: sourceLocation)
         } else {
@@ -36,7 +40,7 @@ import Testing
             directory: URL(fileURLWithPath: X.directory), schema: CrashWorkload.schema, options: options)
         let k = X.expectPrefix(store.snapshot, acknowledged: kept, "size \(size)", sourceLocation: sourceLocation)
         #expect(k == kept, sourceLocation: sourceLocation)
-        #expect(store.recoveryReport?.droppedBytes == size - validEnd, sourceLocation: sourceLocation)
+        #expect(store.recoveryReport?.droppedBytes == (torn ? size - validEnd : 0), sourceLocation: sourceLocation)
         try store.close()
         if writable { #expect(try X.problems(disk) == [], sourceLocation: sourceLocation) }
     }

@@ -41,11 +41,14 @@ import Testing
             let store = try copy.open()
             let kept = ends.filter { $0 <= cut }.count
             let validEnd = kept == 0 ? start : ends[kept - 1]
+            // A cut that leaves only zero bytes of the next frame (its checksum may start with zeros) leaves what
+            // reserved space looks like: the journal ends there and nothing is dropped.
+            let zeros = bytes[validEnd..<cut].allSatisfy { $0 == 0 }
             #expect(store.snapshot.sequence == UInt64(kept), "cut at \(cut)")
-            #expect(store.recoveryReport?.droppedBytes == cut - validEnd, "cut at \(cut)")
+            #expect(store.recoveryReport?.droppedBytes == (zeros ? 0 : cut - validEnd), "cut at \(cut)")
             if cut % 97 == 0 || cut == bytes.count - 1 {
                 #expect(GraphEquality.differences(versions[kept], store.snapshot) == [])
-                if cut > validEnd {
+                if cut > validEnd && !zeros {
                     let backup = try #require(store.recoveryReport?.tailBackup)
                     #expect(copy.contents(SimulatedFileLayer.storePath + "/" + backup) == Array(bytes[validEnd..<cut]))
                     #expect(store.recoveryReport?.tornTail?.kind == .tornTail)
