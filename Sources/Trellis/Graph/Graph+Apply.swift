@@ -17,17 +17,19 @@ extension Graph {
         return next
     }
 
-    private func reject(_ message: String, _ id: ObjectID) -> TrellisError {
+    func reject(_ message: String, _ id: ObjectID) -> TrellisError {
         TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
     }
 
-    private func checkEntity(_ id: ObjectID) throws {
+    func checkEntity(_ id: ObjectID) throws {
         guard Int(id.entity) < tables.count, id.serial != 0 else {
             throw TrellisError(.corrupt, "change set names an object of unknown entity \(id)", object: id)
         }
     }
 
-    mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
+    /// Inserts rows; from `batchFrom` inserts on, a leaf at a time with one index merge per index (the same result).
+    mutating func applyInserts(_ inserts: [ChangeSet.Insert], batchFrom: Int = 8) throws {
+        guard inserts.count < batchFrom else { return try applyInsertBatch(inserts) }
         for insert in inserts {
             try checkEntity(insert.id)
             let layout = layout(insert.id.entity)
@@ -38,6 +40,31 @@ extension Graph {
                 throw reject("insert of an existing object or a value of the wrong type:", insert.id)
             }
         }
+    }
+
+    private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < inserts.count {
+            let id = inserts[start].id
+            try checkEntity(id)
+            // A run: consecutive inserts into one leaf of one entity.
+            var end = start + 1
+            while end < inserts.count, inserts[end].id.entity == id.entity, inserts[end].id.serial != 0,
+                inserts[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            switch tables[e].insertRun(inserts, start..<end, layout: layout(id.entity), changes: &changes[e]) {
+            case nil: break
+            case .wrongValueCount(let p): throw reject("wrong number of values for insert of", inserts[p].id)
+            case .refused(let p):
+                throw reject("insert of an existing object or a value of the wrong type:", inserts[p].id)
+            }
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
     }
 
     mutating func applyUpdates(_ updates: [ChangeSet.Update]) throws {

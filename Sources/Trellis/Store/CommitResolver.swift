@@ -48,6 +48,7 @@ struct CommitResolver {
             }
             for (a, attribute) in layout.attributes.enumerated() {
                 let given = inserts[i].values[a]
+                if Self.isStoredForm(given, attribute.type) { continue }
                 let value = try Transaction.normalize(given, attribute, entity: layout.name)
                 if value.isNull && !attribute.isOptional {
                     throw TrellisError(
@@ -189,8 +190,37 @@ struct CommitResolver {
 
     // MARK: Checks on the result
 
+    /// Whether `value` is a non-null value of `type` in the form it is stored in, which normalizing leaves as is.
+    @inline(__always)
+    private static func isStoredForm(_ value: Value, _ type: AttributeType) -> Bool {
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
+            (.double, .double), (.int, .int), (.int64, .int):
+            return true
+        default: return false
+        }
+    }
+
+    /// The entities whose unique indexes hold no two entries with equal values at all, found by walking them when
+    /// this commit checks enough of their objects to make one walk cheaper than a probe per object; none of their
+    /// objects can conflict.
+    private func entitiesWithoutDuplicates() -> [Bool] {
+        var cleared = [Bool](repeating: false, count: schema.layouts.count)
+        guard uniqueChecks.count >= 64 else { return cleared }
+        var checks = [Int](repeating: 0, count: schema.layouts.count)
+        for id in uniqueChecks { checks[Int(id.entity)] += 1 }
+        for e in checks.indices where checks[e] > 0 && checks[e] * 32 >= graph.tables[e].count {
+            let indexes = schema.layouts[e].indexes
+            cleared[e] = indexes.indices.allSatisfy { i in
+                !indexes[i].isUnique || !graph.tables[e].indexes[i].holdsDuplicateValues
+            }
+        }
+        return cleared
+    }
+
     private func checkUniqueConstraints() throws {
-        for id in uniqueChecks where graph.contains(id) {
+        let cleared = entitiesWithoutDuplicates()
+        for id in uniqueChecks where !cleared[Int(id.entity)] && graph.contains(id) {
             let layout = schema.layouts[Int(id.entity)]
             for (i, index) in layout.indexes.enumerated() where index.isUnique {
                 guard let (other, values) = graph.uniqueConflict(i, of: id) else { continue }

@@ -40,7 +40,7 @@ public struct Transaction: Sendable {
     public let schema: Schema
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
-    var insertPositions: [ObjectID: Int] = [:]
+    var insertPositions = InsertPositions()
     var updateOrder: [ObjectID] = []
     var updateValues: [ObjectID: [Int: Value]] = [:]
     var edits: [ChangeSet.RelationshipEdit] = []
@@ -75,7 +75,7 @@ public struct Transaction: Sendable {
     @discardableResult
     public mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
         let id = ObjectID(entity: entity, serial: allocator.allocate(entity))
-        insertPositions[id] = inserts.count
+        insertPositions.add(id, at: inserts.count)
         inserts.append(ChangeSet.Insert(id: id, values: row))
         return id
     }
@@ -92,7 +92,7 @@ public struct Transaction: Sendable {
             throw TrellisError(.unknownAttribute, "attribute key does not belong to \(schema.describe(id))", object: id)
         }
         let normalized = try Self.normalize(value, layout.attributes[attribute.index], entity: layout.name)
-        if let p = insertPositions[id] {
+        if let p = insertPositions.position(of: id) {
             inserts[p].values[attribute.index] = normalized
             return
         }
@@ -167,5 +167,45 @@ public struct Transaction: Sendable {
                 "'\(rel.name)' of \(schema.describe(source)) takes \(schema.entities[Int(rel.target)].name) objects, "
                     + "not \(schema.describe(target))", object: source)
         }
+    }
+}
+
+/// Where each object a transaction inserts sits in its `inserts`.
+///
+/// The allocator hands out serials in ascending order, so each entity's inserted serials usually arrive ascending
+/// and a binary search finds them without hashing; an ID that arrives out of order (a context's, allocated earlier)
+/// goes to a dictionary instead.
+struct InsertPositions: Sendable {
+    private var serials: [[UInt64]] = []
+    private var positions: [[Int]] = []
+    private var others: [ObjectID: Int] = [:]
+
+    mutating func add(_ id: ObjectID, at position: Int) {
+        let e = Int(id.entity)
+        while serials.count <= e {
+            serials.append([])
+            positions.append([])
+        }
+        if let last = serials[e].last, last >= id.serial {
+            others[id] = position
+        } else {
+            serials[e].append(id.serial)
+            positions[e].append(position)
+        }
+    }
+
+    /// The position of the newest insert of `id`, or nil when the transaction does not insert it.
+    func position(of id: ObjectID) -> Int? {
+        if !others.isEmpty, let p = others[id] { return p }
+        let e = Int(id.entity)
+        guard e < serials.count else { return nil }
+        let found = serials[e]
+        var low = 0
+        var high = found.count
+        while low < high {
+            let middle = (low + high) / 2
+            if found[middle] < id.serial { low = middle + 1 } else { high = middle }
+        }
+        return low < found.count && found[low] == id.serial ? positions[e][low] : nil
     }
 }
