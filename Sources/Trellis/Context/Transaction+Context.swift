@@ -17,8 +17,7 @@ extension Transaction {
             inserts[p].values[attribute] = value
             return
         }
-        if updateValues[id] == nil { updateOrder.append(id) }
-        updateValues[id, default: [:]][attribute] = value
+        recordUpdate(id, attribute, value)
     }
 
     /// Sets a to-one relationship, or clears it with nil (the commit resolves serial 0 to the current target).

@@ -7,8 +7,10 @@ extension EntityTable {
     /// Why a row of a batch was refused.
     enum BatchFailure: Error {
         case wrongValueCount(Int)
-        /// The object exists already, or a value does not fit its column.
+        /// The object exists already (insert), the attribute is unknown (update), or a value does not fit its column.
         case refused(Int)
+        /// The object does not exist.
+        case missing(Int)
     }
 
     /// Inserts `inserts[run]`, whose serials all fall in one leaf; stops at the first row it refuses and reports it.
@@ -47,6 +49,52 @@ extension EntityTable {
             for (i, index) in layout.indexes.enumerated() {
                 indexes[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) {
                     inserts[p].values[$0]
+                }
+            }
+        }
+        return failure
+    }
+
+    /// Applies `updates[run]`, whose serials all fall in one leaf; stops at the first update it refuses and reports
+    /// it. The updates before it (and the changes of the refused one before the bad one) stay applied.
+    mutating func updateRun(
+        _ updates: [ChangeSet.Update], _ run: Range<Int>, layout: EntityLayout, changes: inout [IndexChanges]
+    ) -> BatchFailure? {
+        let (l, _) = Self.split(updates[run.lowerBound].id.serial)
+        guard leaves[l] != nil else { return .missing(run.lowerBound) }
+        // Which indexes each attribute feeds; the trees themselves only say how to encode entries.
+        let trees = indexes
+        let indexed = layout.indexes.contains { !$0.columns.isEmpty }
+        var failure: BatchFailure?
+        leaves.modify(l, default: { Leaf(layout) }) { leaf in
+            for p in run {
+                let serial = updates[p].id.serial
+                let r = Int(serial & Leaf.mask)
+                guard leaf.contains(r) else {
+                    failure = .missing(p)
+                    return
+                }
+                for change in updates[p].changes {
+                    let a = change.attribute
+                    guard a >= 0, a < layout.attributes.count else {
+                        failure = .refused(p)
+                        return
+                    }
+                    let old = indexed ? leaf.columns[a].value(r) : .null
+                    guard leaf.columns[a].set(r, change.new) else {
+                        failure = .refused(p)
+                        return
+                    }
+                    guard indexed, !old.isIdentical(to: change.new) else { continue }
+                    for (i, index) in layout.indexes.enumerated() where index.columns.contains(a) {
+                        // As `setValue`: the entry with the old value goes, the one with the new value comes.
+                        trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) { c in
+                            c == a ? old : leaf.columns[c].value(r)
+                        }
+                        trees[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) { c in
+                            c == a ? change.new : leaf.columns[c].value(r)
+                        }
+                    }
                 }
             }
         }

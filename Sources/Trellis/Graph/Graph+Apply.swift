@@ -59,7 +59,7 @@ extension Graph {
             switch tables[e].insertRun(inserts, start..<end, layout: layout(id.entity), changes: &changes[e]) {
             case nil: break
             case .wrongValueCount(let p): throw reject("wrong number of values for insert of", inserts[p].id)
-            case .refused(let p):
+            case .refused(let p), .missing(let p):
                 throw reject("insert of an existing object or a value of the wrong type:", inserts[p].id)
             }
             start = end
@@ -67,10 +67,34 @@ extension Graph {
         for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
     }
 
-    mutating func applyUpdates(_ updates: [ChangeSet.Update]) throws {
-        for update in updates {
-            try applyUpdate(update)
+    /// Applies attribute updates; from `batchFrom` updates on, a leaf at a time with one index merge per index (the
+    /// same result).
+    mutating func applyUpdates(_ updates: [ChangeSet.Update], batchFrom: Int = 8) throws {
+        guard updates.count >= batchFrom else {
+            for update in updates { try applyUpdate(update) }
+            return
         }
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < updates.count {
+            let id = updates[start].id
+            try checkEntity(id)
+            var end = start + 1
+            while end < updates.count, updates[end].id.entity == id.entity, updates[end].id.serial != 0,
+                updates[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            switch tables[e].updateRun(updates, start..<end, layout: layout(id.entity), changes: &changes[e]) {
+            case nil: break
+            case .missing(let p): throw reject("update of missing object", updates[p].id)
+            case .refused(let p), .wrongValueCount(let p):
+                throw reject("update with a bad attribute or value type for", updates[p].id)
+            }
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
     }
 
     mutating func applyUpdate(_ update: ChangeSet.Update) throws {

@@ -66,17 +66,21 @@ struct CommitResolver {
     }
 
     private mutating func resolveUpdates(_ tx: Transaction) throws {
-        for id in tx.updateOrder {
-            guard graph.contains(id) else {
+        guard !tx.updates.isEmpty else { return }
+        var updates: [ChangeSet.Update] = []
+        updates.reserveCapacity(tx.updates.count)
+        // Updates of distinct objects do not see each other's values, so reading every old value before applying any
+        // update reads what applying them one at a time would.
+        for pending in tx.updates {
+            let id = pending.id
+            guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
                 throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
             }
             let layout = schema.layouts[Int(id.entity)]
             var update = ChangeSet.Update(id: id, changes: [])
-            let values = tx.updateValues[id]!
-            let ordered = values.count == 1 ? Array(values) : values.sorted(by: { $0.key < $1.key })
-            for (a, new) in ordered {
-                let old = graph.value(id, AttributeKey(entity: id.entity, index: a))!
-                if old.isIdentical(to: new) { continue }
+            try pending.forEachValue { a, new in
+                let old = leaf.columns[a].value(r)
+                if old.isIdentical(to: new) { return }
                 if new.isNull && !layout.attributes[a].isOptional {
                     throw TrellisError(
                         .missingValue,
@@ -86,13 +90,14 @@ struct CommitResolver {
                 update.changes.append(.init(attribute: a, old: old, new: new))
             }
             guard !update.changes.isEmpty else { continue }
-            let changed = Set(update.changes.map(\.attribute))
-            if layout.indexes.contains(where: { $0.isUnique && !changed.isDisjoint(with: $0.columns) }) {
-                uniqueChecks.append(id)
+            let changesUnique = layout.indexes.contains { index in
+                index.isUnique && update.changes.contains { index.columns.contains($0.attribute) }
             }
-            try graph.applyUpdate(update)
-            changes.updates.append(update)
+            if changesUnique { uniqueChecks.append(id) }
+            updates.append(update)
         }
+        try graph.applyUpdates(updates)
+        changes.updates = updates
     }
 
     private mutating func resolveEdits(_ tx: Transaction) throws {

@@ -40,9 +40,10 @@ public struct Transaction: Sendable {
     public let schema: Schema
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
-    var insertPositions = InsertPositions()
-    var updateOrder: [ObjectID] = []
-    var updateValues: [ObjectID: [Int: Value]] = [:]
+    var insertPositions = ObjectPositions()
+    /// One entry per updated object, in the order of its first update.
+    var updates: [PendingUpdate] = []
+    var updatePositions = ObjectPositions()
     var edits: [ChangeSet.RelationshipEdit] = []
     var deletes: [ObjectID] = []
     var deleteSet: Set<ObjectID> = []
@@ -55,7 +56,7 @@ public struct Transaction: Sendable {
         self.allocator = allocator
     }
 
-    public var isEmpty: Bool { inserts.isEmpty && updateOrder.isEmpty && edits.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
 
     /// Inserts a new object; attributes not named get their default value (or null, checked at commit).
     @discardableResult
@@ -96,8 +97,17 @@ public struct Transaction: Sendable {
             inserts[p].values[attribute.index] = normalized
             return
         }
-        if updateValues[id] == nil { updateOrder.append(id) }
-        updateValues[id, default: [:]][attribute.index] = normalized
+        recordUpdate(id, attribute.index, normalized)
+    }
+
+    /// Notes a new value for an attribute of a stored object (the last one set wins).
+    mutating func recordUpdate(_ id: ObjectID, _ attribute: Int, _ value: Value) {
+        if let p = updatePositions.position(of: id) {
+            updates[p].set(attribute, value)
+        } else {
+            updatePositions.add(id, at: updates.count)
+            updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
+        }
     }
 
     /// Adds `target` to a relationship of `source` (for to-one, replaces the current target); the inverse follows.
@@ -170,12 +180,43 @@ public struct Transaction: Sendable {
     }
 }
 
-/// Where each object a transaction inserts sits in its `inserts`.
+/// The new values a transaction sets on one stored object: the first attribute inline, so that the common update of
+/// one attribute allocates nothing beyond the value itself.
+struct PendingUpdate: Sendable {
+    let id: ObjectID
+    private var attribute: Int
+    private var value: Value
+    private var more: [(attribute: Int, value: Value)] = []
+
+    init(id: ObjectID, attribute: Int, value: Value) {
+        self.id = id
+        self.attribute = attribute
+        self.value = value
+    }
+
+    mutating func set(_ attribute: Int, _ value: Value) {
+        if attribute == self.attribute {
+            self.value = value
+        } else if let i = more.firstIndex(where: { $0.attribute == attribute }) {
+            more[i].value = value
+        } else {
+            more.append((attribute, value))
+        }
+    }
+
+    /// Calls `body` with the attributes set, each once with its last value, in ascending attribute order.
+    func forEachValue(_ body: (Int, Value) throws -> Void) rethrows {
+        guard !more.isEmpty else { return try body(attribute, value) }
+        for (a, v) in ([(attribute, value)] + more).sorted(by: { $0.attribute < $1.attribute }) { try body(a, v) }
+    }
+}
+
+/// Where each object a transaction inserts (or updates) sits in its `inserts` (or `updates`).
 ///
-/// The allocator hands out serials in ascending order, so each entity's inserted serials usually arrive ascending
-/// and a binary search finds them without hashing; an ID that arrives out of order (a context's, allocated earlier)
+/// The allocator hands out serials in ascending order and rows are read in ascending order, so each entity's
+/// serials usually arrive ascending and a binary search finds them without hashing; an ID that arrives out of order
 /// goes to a dictionary instead.
-struct InsertPositions: Sendable {
+struct ObjectPositions: Sendable {
     private var serials: [[UInt64]] = []
     private var positions: [[Int]] = []
     private var others: [ObjectID: Int] = [:]
