@@ -101,10 +101,64 @@ extension EntityTable {
         return failure
     }
 
+    /// Removes the rows of `serials` (ascending, live, all in one leaf), recording their index entries' removal.
+    /// A leaf left empty is dropped whole, without clearing its rows one by one.
+    mutating func removeRun(_ serials: ArraySlice<UInt64>, layout: EntityLayout, changes: inout [IndexChanges]) {
+        let (l, _) = Self.split(serials[serials.startIndex])
+        var mask: UInt64 = 0
+        for serial in serials { mask |= 1 << (serial & Leaf.mask) }
+        let trees = indexes
+        var emptied = false
+        leaves.modify(l, default: { Leaf(layout) }) { leaf in
+            for serial in serials {
+                let r = Int(serial & Leaf.mask)
+                for (i, index) in layout.indexes.enumerated() {
+                    trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) {
+                        leaf.columns[$0].value(r)
+                    }
+                }
+            }
+            if leaf.present & ~mask == 0 {
+                emptied = true
+                return
+            }
+            leaf.present &= ~mask
+            for serial in serials {
+                let r = Int(serial & Leaf.mask)
+                let bit: UInt64 = 1 << UInt64(r)
+                for c in leaf.columns.indices {
+                    leaf.columns[c].clear(r)
+                    leaf.columns[c].nulls &= ~bit
+                }
+                for k in leaf.links.indices {
+                    if leaf.links[k].isToMany {
+                        if !leaf.links[k].many[r].isEmpty { leaf.links[k].many[r] = SerialTrie() }
+                    } else {
+                        leaf.links[k].one[r] = 0
+                    }
+                }
+            }
+        }
+        if emptied { leaves.removeValue(forKey: l) }
+        count -= serials.count
+    }
+
     /// Applies the indexes' gathered changes.
     mutating func applyIndexChanges(_ changes: [IndexChanges], rebuildRatio: Int = 32) {
         for i in changes.indices where !changes[i].isEmpty {
             indexes[i].apply(changes[i], rebuildRatio: rebuildRatio)
+        }
+    }
+}
+
+extension Leaf {
+    /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
+    /// array.
+    func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {
+        if links[relationship].isToMany {
+            try links[relationship].many[row].forEach { serial, _ in try body(serial) }
+        } else if links[relationship].one[row] != 0 {
+            try body(links[relationship].one[row])
         }
     }
 }

@@ -147,9 +147,57 @@ extension Graph {
         }
     }
 
-    mutating func applyDeletes(_ deletes: [ChangeSet.Delete]) throws {
+    /// Deletes objects; from `batchFrom` deletes on, rows go a leaf at a time (in serial order: the result does not
+    /// depend on the order) with one index merge per index.
+    mutating func applyDeletes(_ deletes: [ChangeSet.Delete], batchFrom: Int = 8) throws {
+        guard deletes.count >= batchFrom else { return try applyDeletesOneByOne(deletes) }
+        // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
+        var doomed = ObjectIDSet()
+        for delete in deletes {
+            try checkEntity(delete.id)
+            guard tables[Int(delete.id.entity)].contains(delete.id.serial), doomed.insert(delete.id) else {
+                throw reject("delete of missing object", delete.id)
+            }
+        }
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
-        let doomed = deletes.count > 1 ? Set(deletes.lazy.map(\.id)) : []
+        // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
+        // they can all be read first.
+        for delete in deletes {
+            let layout = layout(delete.id.entity)
+            guard !layout.relationships.isEmpty, let (leaf, r) = tables[Int(delete.id.entity)].locate(delete.id.serial)
+            else { continue }
+            for (k, rel) in layout.relationships.enumerated() where rel.deleteRule != .noAction {
+                let t = Int(rel.target)
+                let targetLayout = self.layout(rel.target)
+                leaf.forEachTarget(r, k) { serial in
+                    guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)), tables[t].contains(serial)
+                    else { return }
+                    tables[t].removeTarget(serial, rel.inverse, delete.id.serial, layout: targetLayout)
+                }
+            }
+        }
+        var ids = deletes.map(\.id)
+        if !zip(ids, ids.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { ids.sort() }
+        let serials = ids.map(\.serial)
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < ids.count {
+            let entity = ids[start].entity
+            var end = start + 1
+            while end < ids.count, ids[end].entity == entity, serials[end] >> Leaf.shift == serials[start] >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(entity)
+            tables[e].removeRun(serials[start..<end], layout: layout(entity), changes: &changes[e])
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+    }
+
+    private mutating func applyDeletesOneByOne(_ deletes: [ChangeSet.Delete]) throws {
+        // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
+        let doomed = deletes.count > 1 ? ObjectIDSet(deletes.lazy.map(\.id)) : ObjectIDSet()
         for delete in deletes {
             try checkEntity(delete.id)
             let e = Int(delete.id.entity)

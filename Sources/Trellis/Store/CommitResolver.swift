@@ -146,7 +146,7 @@ struct CommitResolver {
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
         var order: [ObjectID] = []
-        var doomed = Set<ObjectID>()
+        var doomed = ObjectIDSet()
         var queue = tx.deletes
         var next = 0
         while next < queue.count {
@@ -154,7 +154,7 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            guard graph.contains(id) else {
+            guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
                 if requested {
                     throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
                 }
@@ -163,16 +163,20 @@ struct CommitResolver {
             doomed.insert(id)
             order.append(id)
             for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() where rel.deleteRule == .cascade {
-                queue.append(contentsOf: graph.targets(id, RelationshipKey(entity: id.entity, index: k)))
+                leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
             }
         }
         var deletes: [ChangeSet.Delete] = []
         deletes.reserveCapacity(order.count)
         for id in order {
             let layout = schema.layouts[Int(id.entity)]
+            let (leaf, r) = graph.table(id)!.locate(id.serial)!
             var links: [[ObjectID]] = []
+            links.reserveCapacity(layout.relationships.count)
             for (k, rel) in layout.relationships.enumerated() {
-                let targets = graph.targets(id, RelationshipKey(entity: id.entity, index: k))
+                var targets: [ObjectID] = []
+                targets.reserveCapacity(leaf.targetCount(r, k))
+                leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
                 links.append(targets)
                 if rel.deleteRule == .deny,
                     let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
@@ -187,7 +191,7 @@ struct CommitResolver {
                     for t in targets where !doomed.contains(t) { touched.insert(t) }
                 }
             }
-            deletes.append(.init(id: id, values: graph.row(id)!, relationships: links))
+            deletes.append(.init(id: id, values: leaf.columns.map { $0.value(r) }, relationships: links))
         }
         try graph.applyDeletes(deletes)
         changes.deletes = deletes

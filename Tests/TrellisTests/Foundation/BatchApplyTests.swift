@@ -83,6 +83,48 @@ import Testing
         #expect(bad?.object == ids[40])
     }
 
+    /// A cascade over hundreds of folders and their notes, with survivors whose links must be cleaned (notes in a
+    /// surviving folder's tags, a surviving parent), equals its deletes applied one at a time, in any order.
+    @Test func largeCascadesEqualTheirDeletesOneAtATime() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let root = try Fixtures.folderTree(in: store, fanOut: 4, depth: 5)
+        let folders = try store.snapshot.objectIDs("Folder")
+        let (tags, notes) = try store.write { tx in
+            let tags = try (0..<5).map { try tx.insert("Tag", ["label": .string("tag\($0)")]) }
+            var notes: [ObjectID] = []
+            for (i, folder) in folders.enumerated() where i % 3 == 0 {
+                let note = try tx.insert("Note", ["title": .string("n\(i)"), "score": .double(Double(i % 17))])
+                try tx.link(note, "folder", folder)
+                try tx.link(note, "tags", tags[i % 5])
+                notes.append(note)
+            }
+            return (tags, notes)
+        }
+        let before = store.snapshot
+        // A subtree under the root's first child, deleted with some of its members named again.
+        let child = try before.targets(root, "children")[0]
+        var tx = store.transaction()
+        try tx.delete(child)
+        for folder in folders.reversed() where folder.serial % 7 == 0 { try tx.delete(folder) }
+        let commit = try store.commit(tx)
+        #expect(commit.changes.deletes.count > 100)
+        let single = try Self.applyOneAtATime(commit.changes, to: before)
+        #expect(store.snapshot.differences(from: single) == [])
+        var shuffled = commit.changes
+        shuffled.deletes.reverse()
+        #expect(try before.applying(shuffled).differences(from: single) == [])
+        #expect(store.snapshot.invariantViolations() == [])
+        #expect(try store.snapshot.count("Tag") == tags.count)
+        #expect(try store.snapshot.count("Note") < notes.count)
+
+        // A change set naming one object twice fails on the second, as one at a time does.
+        var twice = commit.changes
+        twice.deletes.insert(twice.deletes[3], at: 50)
+        let error = #expect(throws: TrellisError.self) { try before.applying(twice) }
+        #expect(error?.object == commit.changes.deletes[3].id)
+        #expect(error?.message.contains("missing") == true)
+    }
+
     private func uniqueError(_ store: Store, _ build: (inout Transaction) throws -> Void) throws -> TrellisError? {
         var tx = store.transaction()
         try build(&tx)
