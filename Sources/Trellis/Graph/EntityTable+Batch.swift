@@ -80,7 +80,7 @@ extension EntityTable {
                         failure = .refused(p)
                         return
                     }
-                    let old = indexed ? leaf.columns[a].value(r) : .null
+                    let old = indexed ? leaf.value(column: a, row: r) : .null
                     guard leaf.columns[a].set(r, change.new) else {
                         failure = .refused(p)
                         return
@@ -89,10 +89,10 @@ extension EntityTable {
                     for (i, index) in layout.indexes.enumerated() where index.columns.contains(a) {
                         // As `setValue`: the entry with the old value goes, the one with the new value comes.
                         trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) { c in
-                            c == a ? old : leaf.columns[c].value(r)
+                            c == a ? old : leaf.value(column: c, row: r)
                         }
                         trees[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) { c in
-                            c == a ? change.new : leaf.columns[c].value(r)
+                            c == a ? change.new : leaf.value(column: c, row: r)
                         }
                     }
                 }
@@ -114,7 +114,7 @@ extension EntityTable {
                 let r = Int(serial & Leaf.mask)
                 for (i, index) in layout.indexes.enumerated() {
                     trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) {
-                        leaf.columns[$0].value(r)
+                        leaf.value(column: $0, row: r)
                     }
                 }
             }
@@ -152,6 +152,13 @@ extension EntityTable {
 }
 
 extension Leaf {
+    /// The value of one row in one column, read in place (binding `columns[c]` would copy the column and retain its
+    /// arrays).
+    @inline(__always)
+    func value(column c: Int, row r: Int) -> Value {
+        columns.withUnsafeBufferPointer { $0[c].value(r) }
+    }
+
     /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
     /// array.
     func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {

@@ -66,6 +66,88 @@ extension IndexTree {
         return out
     }
 
+    /// `netted` for scalar entries: a large batch is sorted by radix on the encoded value, which is stable, so equal
+    /// values keep their serial order only where the input had it; a pass over the runs of equal values restores it.
+    static func netted(_ changes: [(entry: ScalarEntry, adding: Bool)]) -> [SortedTree<ScalarEntry, Void>.BatchChange] {
+        var ascending = true
+        for i in changes.indices.dropFirst() where !(changes[i - 1].entry < changes[i].entry) {
+            ascending = false
+            break
+        }
+        if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
+        guard changes.count >= 4_096 else {
+            // `netted<Key>` with the generic comparison is as fast as anything at this size.
+            return nettedByComparison(changes)
+        }
+        let sorted = radixSortedByValue(changes)
+        var out: [SortedTree<ScalarEntry, Void>.BatchChange] = []
+        out.reserveCapacity(sorted.count)
+        var start = 0
+        while start < sorted.count {
+            var end = start + 1
+            while end < sorted.count, sorted[end].entry.bits == sorted[start].entry.bits { end += 1 }
+            if end - start == 1 {
+                out.append(.init(key: sorted[start].entry, value: sorted[start].adding ? () : nil))
+            } else {
+                // Equal values: order by serial, keeping the input order of equal entries (the later one wins).
+                let run = sorted[start..<end].enumerated().sorted {
+                    $0.element.entry.serial != $1.element.entry.serial
+                        ? $0.element.entry.serial < $1.element.entry.serial : $0.offset < $1.offset
+                }
+                for (_, change) in run {
+                    let next = SortedTree<ScalarEntry, Void>.BatchChange(
+                        key: change.entry, value: change.adding ? () : nil)
+                    if let last = out.last, last.key == change.entry {
+                        out[out.count - 1] = next
+                    } else {
+                        out.append(next)
+                    }
+                }
+            }
+            start = end
+        }
+        return out
+    }
+
+    private static func nettedByComparison<Key: Comparable>(
+        _ changes: [(entry: Key, adding: Bool)]
+    ) -> [SortedTree<Key, Void>.BatchChange] {
+        netted(changes)
+    }
+
+    /// The changes stably sorted by encoded value alone: four passes of a least-significant-digit radix sort on
+    /// 16-bit digits, skipping a pass whose digit is the same everywhere.
+    private static func radixSortedByValue(
+        _ changes: [(entry: ScalarEntry, adding: Bool)]
+    ) -> [(entry: ScalarEntry, adding: Bool)] {
+        var from = changes
+        var to = changes
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        for pass in 0..<4 {
+            let shift = UInt64(pass * 16)
+            for i in counts.indices { counts[i] = 0 }
+            for change in from { counts[Int(truncatingIfNeeded: (change.entry.bits >> shift) & 0xFFFF)] += 1 }
+            if counts.contains(from.count) { continue }
+            var total = 0
+            for i in counts.indices {
+                let c = counts[i]
+                counts[i] = total
+                total += c
+            }
+            from.withUnsafeBufferPointer { source in
+                to.withUnsafeMutableBufferPointer { target in
+                    for change in source {
+                        let digit = Int(truncatingIfNeeded: (change.entry.bits >> shift) & 0xFFFF)
+                        target[counts[digit]] = change
+                        counts[digit] += 1
+                    }
+                }
+            }
+            swap(&from, &to)
+        }
+        return from
+    }
+
     /// Whether two entries hold the same values with none null: what a unique constraint forbids.
     ///
     /// - Complexity: O(n), one walk.

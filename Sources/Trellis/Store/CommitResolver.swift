@@ -34,10 +34,22 @@ struct CommitResolver {
 
     private mutating func resolveInserts(_ tx: Transaction) throws {
         var inserts = tx.inserts
+        let types = schema.layouts.map { $0.attributes.map(\.type) }
         for i in inserts.indices {
             let id = inserts[i].id
             guard Int(id.entity) < schema.layouts.count else {
                 throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
+            }
+            // Most rows arrive complete and in stored form: one pass over them in place settles that.
+            let entityTypes = types[Int(id.entity)]
+            let ready = inserts[i].values.withUnsafeBufferPointer { values in
+                values.count == entityTypes.count
+                    && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
+            }
+            if ready {
+                if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }
+                if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
+                continue
             }
             let layout = schema.layouts[Int(id.entity)]
             guard inserts[i].values.count == layout.attributes.count else {
@@ -48,7 +60,6 @@ struct CommitResolver {
             }
             for (a, attribute) in layout.attributes.enumerated() {
                 let given = inserts[i].values[a]
-                if Self.isStoredForm(given, attribute.type) { continue }
                 let value = try Transaction.normalize(given, attribute, entity: layout.name)
                 if value.isNull && !attribute.isOptional {
                     throw TrellisError(
@@ -71,28 +82,31 @@ struct CommitResolver {
         updates.reserveCapacity(tx.updates.count)
         // Updates of distinct objects do not see each other's values, so reading every old value before applying any
         // update reads what applying them one at a time would.
+        // Per entity, whether each attribute feeds a unique index.
+        let uniqueAttributes = schema.layouts.map { layout in
+            layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
+        }
         for pending in tx.updates {
             let id = pending.id
             guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
                 throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
             }
-            let layout = schema.layouts[Int(id.entity)]
+            let e = Int(id.entity)
             var update = ChangeSet.Update(id: id, changes: [])
+            var changesUnique = false
             try pending.forEachValue { a, new in
-                let old = leaf.columns[a].value(r)
+                let old = leaf.value(column: a, row: r)
                 if old.isIdentical(to: new) { return }
-                if new.isNull && !layout.attributes[a].isOptional {
+                if new.isNull && !schema.layouts[e].attributes[a].isOptional {
                     throw TrellisError(
                         .missingValue,
-                        "cannot set required attribute '\(layout.attributes[a].name)' of "
+                        "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
                             + "\(describe(id)) to null", object: id)
                 }
                 update.changes.append(.init(attribute: a, old: old, new: new))
+                if uniqueAttributes[e][a] { changesUnique = true }
             }
             guard !update.changes.isEmpty else { continue }
-            let changesUnique = layout.indexes.contains { index in
-                index.isUnique && update.changes.contains { index.columns.contains($0.attribute) }
-            }
             if changesUnique { uniqueChecks.append(id) }
             updates.append(update)
         }

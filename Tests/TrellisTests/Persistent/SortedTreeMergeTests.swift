@@ -60,7 +60,7 @@ struct SortedTreeMergeTests {
     }
 
     /// Index changes with repeats of one entry (added, removed, added again) in one batch end as `update` one at a
-    /// time leaves them, in scalar and general trees.
+    /// time leaves them, in scalar and general trees, for batches small and large enough to be radix sorted.
     @Test(arguments: [0, 1_000_000])
     func indexChangesEndAsUpdatesOneAtATime(rebuildRatio: Int) throws {
         let attributes = [
@@ -81,11 +81,11 @@ struct SortedTreeMergeTests {
                 }
                 var batched = oneByOne
                 var changes = IndexChanges()
-                for _ in 0..<[2, 20, 600][round % 3] {
+                for _ in 0..<[2, 20, 600, 6_000][round % 4] {
                     let values: [Value] = [
                         .int(Int64(random.below(50))), random.chance(20) ? .null : .string("s\(random.below(5))"),
                     ]
-                    let serial = UInt64(1 + random.below(300))
+                    let serial = UInt64(1 + random.below(round % 4 == 3 ? 5_000 : 300))
                     let adding = random.chance(60)
                     oneByOne.update(layout.columns, serial: serial, adding: adding) { values[$0] }
                     batched.record(layout.columns, serial: serial, adding: adding, into: &changes) { values[$0] }
