@@ -136,13 +136,19 @@ struct Leaf: Sendable {
         return t == 0 ? [] : [t]
     }
 
+    // Reading through `links` in place: binding `links[relationship]` to a local would copy it and retain its arrays.
+
     func targetCount(_ row: Int, _ relationship: Int) -> Int {
-        let link = links[relationship]
-        return link.isToMany ? link.many[row].count : (link.one[row] == 0 ? 0 : 1)
+        links.withUnsafeBufferPointer { links in
+            links[relationship].isToMany
+                ? links[relationship].many[row].count : (links[relationship].one[row] == 0 ? 0 : 1)
+        }
     }
 
     func hasTarget(_ row: Int, _ relationship: Int, _ serial: UInt64) -> Bool {
-        let link = links[relationship]
-        return link.isToMany ? link.many[row][serial] != nil : link.one[row] == serial
+        links.withUnsafeBufferPointer { links in
+            links[relationship].isToMany
+                ? links[relationship].many[row].contains(serial) : links[relationship].one[row] == serial
+        }
     }
 }

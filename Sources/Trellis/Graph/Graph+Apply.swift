@@ -162,17 +162,20 @@ extension Graph {
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
         // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
         // they can all be read first.
-        for delete in deletes {
-            let layout = layout(delete.id.entity)
-            guard !layout.relationships.isEmpty, let (leaf, r) = tables[Int(delete.id.entity)].locate(delete.id.serial)
-            else { continue }
-            for (k, rel) in layout.relationships.enumerated() where rel.deleteRule != .noAction {
+        let relations = schema.layouts.map { layout in
+            layout.relationships.map { (target: $0.target, inverse: $0.inverse, cleans: $0.deleteRule != .noAction) }
+        }
+        var cursor = LeafCursor()
+        for i in deletes.indices {
+            let id = deletes[i].id
+            let e = Int(id.entity)
+            guard !relations[e].isEmpty, let (leaf, r) = cursor.locate(id, in: tables) else { continue }
+            for (k, rel) in relations[e].enumerated() where rel.cleans {
                 let t = Int(rel.target)
-                let targetLayout = self.layout(rel.target)
                 leaf.forEachTarget(r, k) { serial in
                     guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)), tables[t].contains(serial)
                     else { return }
-                    tables[t].removeTarget(serial, rel.inverse, delete.id.serial, layout: targetLayout)
+                    tables[t].removeTarget(serial, rel.inverse, id.serial, layout: layout(rel.target))
                 }
             }
         }

@@ -159,8 +159,10 @@ struct CommitResolver {
 
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
+        let relations = schema.layouts.map { $0.relationships.map { (target: $0.target, rule: $0.deleteRule) } }
         var order: [ObjectID] = []
         var doomed = ObjectIDSet()
+        var cursor = LeafCursor()
         var queue = tx.deletes
         var next = 0
         while next < queue.count {
@@ -168,7 +170,7 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
+            guard let (leaf, r) = cursor.locate(id, in: graph.tables) else {
                 if requested {
                     throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
                 }
@@ -176,36 +178,39 @@ struct CommitResolver {
             }
             doomed.insert(id)
             order.append(id)
-            for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() where rel.deleteRule == .cascade {
+            for (k, rel) in relations[Int(id.entity)].enumerated() where rel.rule == .cascade {
                 leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
             }
         }
         var deletes: [ChangeSet.Delete] = []
         deletes.reserveCapacity(order.count)
         for id in order {
-            let layout = schema.layouts[Int(id.entity)]
-            let (leaf, r) = graph.table(id)!.locate(id.serial)!
+            let e = Int(id.entity)
+            let (leaf, r) = cursor.locate(id, in: graph.tables)!
             var links: [[ObjectID]] = []
-            links.reserveCapacity(layout.relationships.count)
-            for (k, rel) in layout.relationships.enumerated() {
+            links.reserveCapacity(relations[e].count)
+            for (k, rel) in relations[e].enumerated() {
                 var targets: [ObjectID] = []
                 targets.reserveCapacity(leaf.targetCount(r, k))
                 leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
                 links.append(targets)
-                if rel.deleteRule == .deny,
-                    let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
+                if rel.rule == .deny, let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
                 {
+                    let name = schema.layouts[e].relationships[k].name
                     throw TrellisError(
                         .deleteDenied,
-                        "cannot delete \(describe(id)): relationship '\(rel.name)' has delete rule deny and still "
+                        "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
                             + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
                         object: id)
                 }
-                if rel.deleteRule == .nullify {
+                if rel.rule == .nullify {
                     for t in targets where !doomed.contains(t) { touched.insert(t) }
                 }
             }
-            deletes.append(.init(id: id, values: leaf.columns.map { $0.value(r) }, relationships: links))
+            var values: [Value] = []
+            values.reserveCapacity(leaf.columns.count)
+            for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
+            deletes.append(.init(id: id, values: values, relationships: links))
         }
         try graph.applyDeletes(deletes)
         changes.deletes = deletes
