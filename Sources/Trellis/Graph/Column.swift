@@ -42,6 +42,9 @@ struct Column: Sendable {
     @inline(__always)
     func isNull(_ row: Int) -> Bool { nulls & (1 << UInt64(row)) != 0 }
 
+    // Inlined so that reading one value through `columns[c]` reads the fields in place instead of copying the column
+    // (and retaining its arrays) for the call.
+    @inline(__always)
     func value(_ row: Int) -> Value {
         if isNull(row) { return .null }
         switch kind {

@@ -88,11 +88,19 @@ public struct Transaction: Sendable {
     }
 
     public mutating func set(_ id: ObjectID, _ attribute: AttributeKey, _ value: Value) throws {
-        let layout = try entityLayout(id)
-        guard attribute.entity == id.entity, attribute.index < layout.attributes.count else {
+        guard Int(id.entity) < schema.layouts.count, id.serial != 0 else {
+            throw TrellisError(.unknownEntity, "object \(id) does not belong to this schema", object: id)
+        }
+        // Reached through the schema in place: a local copy of the layout would retain all its arrays per call.
+        let e = Int(id.entity)
+        guard attribute.entity == id.entity, attribute.index < schema.layouts[e].attributes.count else {
             throw TrellisError(.unknownAttribute, "attribute key does not belong to \(schema.describe(id))", object: id)
         }
-        let normalized = try Self.normalize(value, layout.attributes[attribute.index], entity: layout.name)
+        guard let normalized = schema.layouts[e].attributes[attribute.index].type.normalized(value) else {
+            // Throws the type mismatch.
+            _ = try Self.normalize(value, schema.layouts[e].attributes[attribute.index], entity: schema.layouts[e].name)
+            return
+        }
         if let p = insertPositions.position(of: id) {
             inserts[p].values[attribute.index] = normalized
             return
