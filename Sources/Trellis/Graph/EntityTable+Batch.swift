@@ -181,6 +181,17 @@ struct LeafCursor {
     private var key: UInt64 = 0
     private var leaf: Leaf?
 
+    /// Whether the object is live.
+    mutating func contains(_ id: ObjectID, in tables: [EntityTable]) -> Bool {
+        let (l, r) = EntityTable.split(id.serial)
+        if id.entity != entity || l != key || leaf == nil {
+            entity = id.entity
+            key = l
+            leaf = Int(id.entity) < tables.count ? tables[Int(id.entity)].leaves[l] : nil
+        }
+        return leaf?.contains(r) ?? false
+    }
+
     /// The leaf and row of a live object.
     mutating func locate(_ id: ObjectID, in tables: [EntityTable]) -> (Leaf, Int)? {
         let (l, r) = EntityTable.split(id.serial)

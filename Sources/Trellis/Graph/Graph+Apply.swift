@@ -153,10 +153,12 @@ extension Graph {
         guard deletes.count >= batchFrom else { return try applyDeletesOneByOne(deletes) }
         // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
         var doomed = ObjectIDSet()
-        for delete in deletes {
-            try checkEntity(delete.id)
-            guard tables[Int(delete.id.entity)].contains(delete.id.serial), doomed.insert(delete.id) else {
-                throw reject("delete of missing object", delete.id)
+        var cursor = LeafCursor()
+        for i in deletes.indices {
+            let id = deletes[i].id
+            try checkEntity(id)
+            guard cursor.contains(id, in: tables), doomed.insert(id) else {
+                throw reject("delete of missing object", id)
             }
         }
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
@@ -165,7 +167,6 @@ extension Graph {
         let relations = schema.layouts.map { layout in
             layout.relationships.map { (target: $0.target, inverse: $0.inverse, cleans: $0.deleteRule != .noAction) }
         }
-        var cursor = LeafCursor()
         for i in deletes.indices {
             let id = deletes[i].id
             let e = Int(id.entity)
@@ -179,6 +180,7 @@ extension Graph {
                 }
             }
         }
+        cursor = LeafCursor()  // drops its hold on a leaf that the removals below write
         var ids = deletes.map(\.id)
         if !zip(ids, ids.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { ids.sort() }
         let serials = ids.map(\.serial)

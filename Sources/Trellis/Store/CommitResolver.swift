@@ -212,6 +212,7 @@ struct CommitResolver {
             for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
             deletes.append(.init(id: id, values: values, relationships: links))
         }
+        cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
         try graph.applyDeletes(deletes)
         changes.deletes = deletes
     }
