@@ -34,18 +34,21 @@ struct CommitResolver {
 
     private mutating func resolveInserts(_ tx: Transaction) throws {
         var inserts = tx.inserts
-        let types = schema.layouts.map { $0.attributes.map(\.type) }
+        // Small commits skip the table and check each value as they come.
+        let types = inserts.count >= 8 ? schema.layouts.map { $0.attributes.map(\.type) } : []
         for i in inserts.indices {
             let id = inserts[i].id
             guard Int(id.entity) < schema.layouts.count else {
                 throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
             }
             // Most rows arrive complete and in stored form: one pass over them in place settles that.
-            let entityTypes = types[Int(id.entity)]
-            let ready = inserts[i].values.withUnsafeBufferPointer { values in
-                values.count == entityTypes.count
-                    && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
-            }
+            let entityTypes = types.isEmpty ? [] : types[Int(id.entity)]
+            let ready =
+                !types.isEmpty
+                && inserts[i].values.withUnsafeBufferPointer { values in
+                    values.count == entityTypes.count
+                        && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
+                }
             if ready {
                 if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }
                 if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
@@ -83,9 +86,11 @@ struct CommitResolver {
         // Updates of distinct objects do not see each other's values, so reading every old value before applying any
         // update reads what applying them one at a time would.
         // Per entity, whether each attribute feeds a unique index.
-        let uniqueAttributes = schema.layouts.map { layout in
-            layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
-        }
+        let uniqueAttributes =
+            tx.updates.count >= 8
+            ? schema.layouts.map { layout in
+                layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
+            } : []
         for pending in tx.updates {
             let id = pending.id
             guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
@@ -104,7 +109,12 @@ struct CommitResolver {
                             + "\(describe(id)) to null", object: id)
                 }
                 update.changes.append(.init(attribute: a, old: old, new: new))
-                if uniqueAttributes[e][a] { changesUnique = true }
+                if uniqueAttributes.isEmpty
+                    ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
+                    : uniqueAttributes[e][a]
+                {
+                    changesUnique = true
+                }
             }
             guard !update.changes.isEmpty else { continue }
             if changesUnique { uniqueChecks.append(id) }
