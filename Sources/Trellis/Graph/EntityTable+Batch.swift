@@ -43,11 +43,12 @@ extension EntityTable {
         }
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
         count += end - run.lowerBound
+        let encoders = indexes.map(\.encoder)
         for p in run.lowerBound..<end {
             let serial = inserts[p].id.serial
             maxSerial = max(maxSerial, serial)
             for (i, index) in layout.indexes.enumerated() {
-                indexes[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) {
+                encoders[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) {
                     inserts[p].values[$0]
                 }
             }
@@ -57,13 +58,15 @@ extension EntityTable {
 
     /// Applies `updates[run]`, whose serials all fall in one leaf; stops at the first update it refuses and reports
     /// it. The updates before it (and the changes of the refused one before the bad one) stay applied.
+    ///
+    /// `feeding[a]` lists the indexes that attribute `a` feeds.
     mutating func updateRun(
-        _ updates: [ChangeSet.Update], _ run: Range<Int>, layout: EntityLayout, changes: inout [IndexChanges]
+        _ updates: [ChangeSet.Update], _ run: Range<Int>, layout: EntityLayout, feeding: [[Int]],
+        changes: inout [IndexChanges]
     ) -> BatchFailure? {
         let (l, _) = Self.split(updates[run.lowerBound].id.serial)
         guard leaves[l] != nil else { return .missing(run.lowerBound) }
-        // Which indexes each attribute feeds; the trees themselves only say how to encode entries.
-        let trees = indexes
+        let encoders = indexes.map(\.encoder)
         let indexed = layout.indexes.contains { !$0.columns.isEmpty }
         var failure: BatchFailure?
         leaves.modify(l, default: { Leaf(layout) }) { leaf in
@@ -86,12 +89,13 @@ extension EntityTable {
                         return
                     }
                     guard indexed, !old.isIdentical(to: change.new) else { continue }
-                    for (i, index) in layout.indexes.enumerated() where index.columns.contains(a) {
+                    for i in feeding[a] {
                         // As `setValue`: the entry with the old value goes, the one with the new value comes.
-                        trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) { c in
+                        let columns = layout.indexes[i].columns
+                        encoders[i].record(columns, serial: serial, adding: false, into: &changes[i]) { c in
                             c == a ? old : leaf.value(column: c, row: r)
                         }
-                        trees[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) { c in
+                        encoders[i].record(columns, serial: serial, adding: true, into: &changes[i]) { c in
                             c == a ? change.new : leaf.value(column: c, row: r)
                         }
                     }
@@ -107,13 +111,13 @@ extension EntityTable {
         let (l, _) = Self.split(serials[serials.startIndex])
         var mask: UInt64 = 0
         for serial in serials { mask |= 1 << (serial & Leaf.mask) }
-        let trees = indexes
+        let encoders = indexes.map(\.encoder)
         var emptied = false
         leaves.modify(l, default: { Leaf(layout) }) { leaf in
             for serial in serials {
                 let r = Int(serial & Leaf.mask)
                 for (i, index) in layout.indexes.enumerated() {
-                    trees[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) {
+                    encoders[i].record(index.columns, serial: serial, adding: false, into: &changes[i]) {
                         leaf.value(column: $0, row: r)
                     }
                 }

@@ -75,6 +75,12 @@ extension Graph {
             return
         }
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        // Per entity and attribute, the indexes the attribute feeds.
+        let feeding = schema.layouts.map { layout in
+            layout.attributes.indices.map { a in
+                layout.indexes.indices.filter { layout.indexes[$0].columns.contains(a) }
+            }
+        }
         var start = 0
         while start < updates.count {
             let id = updates[start].id
@@ -86,7 +92,10 @@ extension Graph {
                 end += 1
             }
             let e = Int(id.entity)
-            switch tables[e].updateRun(updates, start..<end, layout: layout(id.entity), changes: &changes[e]) {
+            let run = start..<end
+            switch tables[e].updateRun(
+                updates, run, layout: layout(id.entity), feeding: feeding[e], changes: &changes[e])
+            {
             case nil: break
             case .missing(let p): throw reject("update of missing object", updates[p].id)
             case .refused(let p), .wrongValueCount(let p):
