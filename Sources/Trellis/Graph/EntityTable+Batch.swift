@@ -183,28 +183,44 @@ extension Leaf {
 struct LeafCursor {
     private var entity = UInt32.max
     private var key: UInt64 = 0
-    private var leaf: Leaf?
+    private var found = false
+    /// The leaf at `entity` and `key` when `found`.
+    private var leaf = Leaf()
+
+    private mutating func move(to id: ObjectID, in tables: [EntityTable]) -> Int {
+        let (l, r) = EntityTable.split(id.serial)
+        if id.entity != entity || l != key {
+            entity = id.entity
+            key = l
+            if Int(id.entity) < tables.count, let next = tables[Int(id.entity)].leaves[l] {
+                leaf = next
+                found = true
+            } else {
+                leaf = Leaf()
+                found = false
+            }
+        }
+        return r
+    }
 
     /// Whether the object is live.
     mutating func contains(_ id: ObjectID, in tables: [EntityTable]) -> Bool {
-        let (l, r) = EntityTable.split(id.serial)
-        if id.entity != entity || l != key || leaf == nil {
-            entity = id.entity
-            key = l
-            leaf = Int(id.entity) < tables.count ? tables[Int(id.entity)].leaves[l] : nil
-        }
-        return leaf?.contains(r) ?? false
+        let r = move(to: id, in: tables)
+        return found && leaf.contains(r)
     }
 
-    /// The leaf and row of a live object.
-    mutating func locate(_ id: ObjectID, in tables: [EntityTable]) -> (Leaf, Int)? {
-        let (l, r) = EntityTable.split(id.serial)
-        if id.entity != entity || l != key || leaf == nil {
-            entity = id.entity
-            key = l
-            leaf = Int(id.entity) < tables.count ? tables[Int(id.entity)].leaves[l] : nil
-        }
-        guard let leaf, leaf.contains(r) else { return nil }
-        return (leaf, r)
+    /// Calls `body` with the leaf and row of a live object (the leaf is lent, not copied); nil when it is not live.
+    mutating func withRow<R>(_ id: ObjectID, in tables: [EntityTable], _ body: (Leaf, Int) throws -> R) rethrows -> R? {
+        let r = move(to: id, in: tables)
+        guard found, leaf.contains(r) else { return nil }
+        return try body(leaf, r)
+    }
+}
+
+extension Leaf {
+    /// A leaf of no columns and no rows, for a cursor that holds none.
+    fileprivate init() {
+        columns = []
+        links = []
     }
 }

@@ -179,13 +179,15 @@ extension Graph {
         for i in deletes.indices {
             let id = deletes[i].id
             let e = Int(id.entity)
-            guard !relations[e].isEmpty, let (leaf, r) = cursor.locate(id, in: tables) else { continue }
-            for (k, rel) in relations[e].enumerated() where rel.cleans {
-                let t = Int(rel.target)
-                leaf.forEachTarget(r, k) { serial in
-                    guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)), tables[t].contains(serial)
-                    else { return }
-                    tables[t].removeTarget(serial, rel.inverse, id.serial, layout: layout(rel.target))
+            guard !relations[e].isEmpty else { continue }
+            cursor.withRow(id, in: tables) { leaf, r in
+                for (k, rel) in relations[e].enumerated() where rel.cleans {
+                    let t = Int(rel.target)
+                    leaf.forEachTarget(r, k) { serial in
+                        guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)), tables[t].contains(serial)
+                        else { return }
+                        tables[t].removeTarget(serial, rel.inverse, id.serial, layout: layout(rel.target))
+                    }
                 }
             }
         }

@@ -180,7 +180,14 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            guard let (leaf, r) = cursor.locate(id, in: graph.tables) else {
+            let live =
+                cursor.withRow(id, in: graph.tables) { leaf, r -> Bool in
+                    for (k, rel) in relations[Int(id.entity)].enumerated() where rel.rule == .cascade {
+                        leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
+                    }
+                    return true
+                } ?? false
+            guard live else {
                 if requested {
                     throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
                 }
@@ -188,43 +195,52 @@ struct CommitResolver {
             }
             doomed.insert(id)
             order.append(id)
-            for (k, rel) in relations[Int(id.entity)].enumerated() where rel.rule == .cascade {
-                leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
-            }
         }
         var deletes: [ChangeSet.Delete] = []
         deletes.reserveCapacity(order.count)
+        let tables = graph.tables
         for id in order {
             let e = Int(id.entity)
-            let (leaf, r) = cursor.locate(id, in: graph.tables)!
-            var links: [[ObjectID]] = []
-            links.reserveCapacity(relations[e].count)
-            for (k, rel) in relations[e].enumerated() {
-                var targets: [ObjectID] = []
-                targets.reserveCapacity(leaf.targetCount(r, k))
-                leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
-                links.append(targets)
-                if rel.rule == .deny, let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
-                {
-                    let name = schema.layouts[e].relationships[k].name
-                    throw TrellisError(
-                        .deleteDenied,
-                        "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
-                            + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
-                        object: id)
-                }
-                if rel.rule == .nullify {
-                    for t in targets where !doomed.contains(t) { touched.insert(t) }
-                }
+            let delete = try cursor.withRow(id, in: tables) { leaf, r in
+                try deleteRecord(id, leaf, r, relations[e], doomed: doomed)
             }
-            var values: [Value] = []
-            values.reserveCapacity(leaf.columns.count)
-            for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
-            deletes.append(.init(id: id, values: values, relationships: links))
+            deletes.append(delete!)
         }
         cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
         try graph.applyDeletes(deletes)
         changes.deletes = deletes
+    }
+
+    /// What a delete records of a live object: its values and targets. Checks its deny rules, and notes the targets
+    /// that nullify rules will unlink.
+    private mutating func deleteRecord(
+        _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)],
+        doomed: ObjectIDSet
+    ) throws -> ChangeSet.Delete {
+        let e = Int(id.entity)
+        var links: [[ObjectID]] = []
+        links.reserveCapacity(relations.count)
+        for (k, rel) in relations.enumerated() {
+            var targets: [ObjectID] = []
+            targets.reserveCapacity(leaf.targetCount(r, k))
+            leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
+            links.append(targets)
+            if rel.rule == .deny, let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) }) {
+                let name = schema.layouts[e].relationships[k].name
+                throw TrellisError(
+                    .deleteDenied,
+                    "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
+                        + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
+                    object: id)
+            }
+            if rel.rule == .nullify {
+                for t in targets where !doomed.contains(t) { touched.insert(t) }
+            }
+        }
+        var values: [Value] = []
+        values.reserveCapacity(leaf.columns.count)
+        for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
+        return ChangeSet.Delete(id: id, values: values, relationships: links)
     }
 
     // MARK: Checks on the result
