@@ -44,11 +44,12 @@ extension EntityTable {
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
         count += end - run.lowerBound
         let encoders = indexes.map(\.encoder)
+        let indexColumns = layout.indexes.map(\.columns)
         for p in run.lowerBound..<end {
             let serial = inserts[p].id.serial
             maxSerial = max(maxSerial, serial)
-            for (i, index) in layout.indexes.enumerated() {
-                encoders[i].record(index.columns, serial: serial, adding: true, into: &changes[i]) {
+            for i in indexColumns.indices {
+                encoders[i].record(indexColumns[i], serial: serial, adding: true, into: &changes[i]) {
                     inserts[p].values[$0]
                 }
             }
