@@ -3,7 +3,7 @@
 extension Transaction {
     /// Inserts an object whose ID a context allocated when it was inserted there.
     mutating func insert(existing id: ObjectID, row: [Value]) {
-        insertPositions[id] = inserts.count
+        insertPositions.add(id, at: inserts.count)
         inserts.append(ChangeSet.Insert(id: id, values: row))
     }
 
@@ -13,12 +13,11 @@ extension Transaction {
 
     /// Sets an attribute the context already normalized.
     mutating func setChecked(_ id: ObjectID, _ attribute: Int, _ value: Value) {
-        if let p = insertPositions[id] {
+        if let p = insertPositions.position(of: id) {
             inserts[p].values[attribute] = value
             return
         }
-        if updateValues[id] == nil { updateOrder.append(id) }
-        updateValues[id, default: [:]][attribute] = value
+        recordUpdate(id, attribute, value)
     }
 
     /// Sets a to-one relationship, or clears it with nil (the commit resolves serial 0 to the current target).

@@ -42,6 +42,9 @@ struct Column: Sendable {
     @inline(__always)
     func isNull(_ row: Int) -> Bool { nulls & (1 << UInt64(row)) != 0 }
 
+    // Inlined so that reading one value through `columns[c]` reads the fields in place instead of copying the column
+    // (and retaining its arrays) for the call.
+    @inline(__always)
     func value(_ row: Int) -> Value {
         if isNull(row) { return .null }
         switch kind {
@@ -136,13 +139,19 @@ struct Leaf: Sendable {
         return t == 0 ? [] : [t]
     }
 
+    // Reading through `links` in place: binding `links[relationship]` to a local would copy it and retain its arrays.
+
     func targetCount(_ row: Int, _ relationship: Int) -> Int {
-        let link = links[relationship]
-        return link.isToMany ? link.many[row].count : (link.one[row] == 0 ? 0 : 1)
+        links.withUnsafeBufferPointer { links in
+            links[relationship].isToMany
+                ? links[relationship].many[row].count : (links[relationship].one[row] == 0 ? 0 : 1)
+        }
     }
 
     func hasTarget(_ row: Int, _ relationship: Int, _ serial: UInt64) -> Bool {
-        let link = links[relationship]
-        return link.isToMany ? link.many[row][serial] != nil : link.one[row] == serial
+        links.withUnsafeBufferPointer { links in
+            links[relationship].isToMany
+                ? links[relationship].many[row].contains(serial) : links[relationship].one[row] == serial
+        }
     }
 }

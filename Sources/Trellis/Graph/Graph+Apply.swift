@@ -17,17 +17,19 @@ extension Graph {
         return next
     }
 
-    private func reject(_ message: String, _ id: ObjectID) -> TrellisError {
+    func reject(_ message: String, _ id: ObjectID) -> TrellisError {
         TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
     }
 
-    private func checkEntity(_ id: ObjectID) throws {
+    func checkEntity(_ id: ObjectID) throws {
         guard Int(id.entity) < tables.count, id.serial != 0 else {
             throw TrellisError(.corrupt, "change set names an object of unknown entity \(id)", object: id)
         }
     }
 
-    mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
+    /// Inserts rows; from `batchFrom` inserts on, a leaf at a time with one index merge per index (the same result).
+    mutating func applyInserts(_ inserts: [ChangeSet.Insert], batchFrom: Int = 8) throws {
+        guard inserts.count < batchFrom else { return try applyInsertBatch(inserts) }
         for insert in inserts {
             try checkEntity(insert.id)
             let layout = layout(insert.id.entity)
@@ -40,10 +42,68 @@ extension Graph {
         }
     }
 
-    mutating func applyUpdates(_ updates: [ChangeSet.Update]) throws {
-        for update in updates {
-            try applyUpdate(update)
+    private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < inserts.count {
+            let id = inserts[start].id
+            try checkEntity(id)
+            // A run: consecutive inserts into one leaf of one entity.
+            var end = start + 1
+            while end < inserts.count, inserts[end].id.entity == id.entity, inserts[end].id.serial != 0,
+                inserts[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            switch tables[e].insertRun(inserts, start..<end, layout: layout(id.entity), changes: &changes[e]) {
+            case nil: break
+            case .wrongValueCount(let p): throw reject("wrong number of values for insert of", inserts[p].id)
+            case .refused(let p), .missing(let p):
+                throw reject("insert of an existing object or a value of the wrong type:", inserts[p].id)
+            }
+            start = end
         }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+    }
+
+    /// Applies attribute updates; from `batchFrom` updates on, a leaf at a time with one index merge per index (the
+    /// same result).
+    mutating func applyUpdates(_ updates: [ChangeSet.Update], batchFrom: Int = 8) throws {
+        guard updates.count >= batchFrom else {
+            for update in updates { try applyUpdate(update) }
+            return
+        }
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        // Per entity and attribute, the indexes the attribute feeds.
+        let feeding = schema.layouts.map { layout in
+            layout.attributes.indices.map { a in
+                layout.indexes.indices.filter { layout.indexes[$0].columns.contains(a) }
+            }
+        }
+        var start = 0
+        while start < updates.count {
+            let id = updates[start].id
+            try checkEntity(id)
+            var end = start + 1
+            while end < updates.count, updates[end].id.entity == id.entity, updates[end].id.serial != 0,
+                updates[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            let run = start..<end
+            switch tables[e].updateRun(
+                updates, run, layout: layout(id.entity), feeding: feeding[e], changes: &changes[e])
+            {
+            case nil: break
+            case .missing(let p): throw reject("update of missing object", updates[p].id)
+            case .refused(let p), .wrongValueCount(let p):
+                throw reject("update with a bad attribute or value type for", updates[p].id)
+            }
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
     }
 
     mutating func applyUpdate(_ update: ChangeSet.Update) throws {
@@ -96,9 +156,64 @@ extension Graph {
         }
     }
 
-    mutating func applyDeletes(_ deletes: [ChangeSet.Delete]) throws {
+    /// Deletes objects; from `batchFrom` deletes on, rows go a leaf at a time (in serial order: the result does not
+    /// depend on the order) with one index merge per index.
+    mutating func applyDeletes(_ deletes: [ChangeSet.Delete], batchFrom: Int = 8) throws {
+        guard deletes.count >= batchFrom else { return try applyDeletesOneByOne(deletes) }
+        // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
+        var doomed = ObjectIDSet()
+        var cursor = LeafCursor()
+        for i in deletes.indices {
+            let id = deletes[i].id
+            try checkEntity(id)
+            guard cursor.contains(id, in: tables), doomed.insert(id) else {
+                throw reject("delete of missing object", id)
+            }
+        }
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
-        let doomed = deletes.count > 1 ? Set(deletes.lazy.map(\.id)) : []
+        // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
+        // they can all be read first.
+        let relations = schema.layouts.map { layout in
+            layout.relationships.map { (target: $0.target, inverse: $0.inverse, cleans: $0.deleteRule != .noAction) }
+        }
+        for i in deletes.indices {
+            let id = deletes[i].id
+            let e = Int(id.entity)
+            guard !relations[e].isEmpty else { continue }
+            cursor.withRow(id, in: tables) { leaf, r in
+                for (k, rel) in relations[e].enumerated() where rel.cleans {
+                    let t = Int(rel.target)
+                    leaf.forEachTarget(r, k) { serial in
+                        guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)), tables[t].contains(serial)
+                        else { return }
+                        tables[t].removeTarget(serial, rel.inverse, id.serial, layout: layout(rel.target))
+                    }
+                }
+            }
+        }
+        cursor = LeafCursor()  // drops its hold on a leaf that the removals below write
+        var ids = deletes.map(\.id)
+        if !zip(ids, ids.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { ids.sort() }
+        let serials = ids.map(\.serial)
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < ids.count {
+            let entity = ids[start].entity
+            var end = start + 1
+            while end < ids.count, ids[end].entity == entity, serials[end] >> Leaf.shift == serials[start] >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(entity)
+            tables[e].removeRun(serials[start..<end], layout: layout(entity), changes: &changes[e])
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+    }
+
+    private mutating func applyDeletesOneByOne(_ deletes: [ChangeSet.Delete]) throws {
+        // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
+        let doomed = deletes.count > 1 ? ObjectIDSet(deletes.lazy.map(\.id)) : ObjectIDSet()
         for delete in deletes {
             try checkEntity(delete.id)
             let e = Int(delete.id.entity)

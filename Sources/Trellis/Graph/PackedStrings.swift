@@ -46,7 +46,10 @@ struct PackedStrings: Sendable {
         bytes.replaceSubrange(range, with: string.utf8)
         let delta = length - range.count
         if delta != 0 {
-            for r in row..<Leaf.width { ends[r] = UInt32(Int(ends[r]) + delta) }
+            let shift = UInt32(truncatingIfNeeded: delta)  // wraps back for a shorter string: ends stay exact
+            ends.withUnsafeMutableBufferPointer { ends in
+                for r in row..<Leaf.width { ends[r] &+= shift }
+            }
         }
         // Leaves fill in serial order; once the last row is written, drop the growth slack.
         if row == Leaf.width - 1, bytes.capacity > bytes.count + bytes.count / 8 + 16 {

@@ -34,10 +34,25 @@ struct CommitResolver {
 
     private mutating func resolveInserts(_ tx: Transaction) throws {
         var inserts = tx.inserts
+        // Small commits skip the table and check each value as they come.
+        let types = inserts.count >= 8 ? schema.layouts.map { $0.attributes.map(\.type) } : []
         for i in inserts.indices {
             let id = inserts[i].id
             guard Int(id.entity) < schema.layouts.count else {
                 throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
+            }
+            // Most rows arrive complete and in stored form: one pass over them in place settles that.
+            let entityTypes = types.isEmpty ? [] : types[Int(id.entity)]
+            let ready =
+                !types.isEmpty
+                && inserts[i].values.withUnsafeBufferPointer { values in
+                    values.count == entityTypes.count
+                        && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
+                }
+            if ready {
+                if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }
+                if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
+                continue
             }
             let layout = schema.layouts[Int(id.entity)]
             guard inserts[i].values.count == layout.attributes.count else {
@@ -65,33 +80,48 @@ struct CommitResolver {
     }
 
     private mutating func resolveUpdates(_ tx: Transaction) throws {
-        for id in tx.updateOrder {
-            guard graph.contains(id) else {
+        guard !tx.updates.isEmpty else { return }
+        var updates: [ChangeSet.Update] = []
+        updates.reserveCapacity(tx.updates.count)
+        // Updates of distinct objects do not see each other's values, so reading every old value before applying any
+        // update reads what applying them one at a time would.
+        // Per entity, whether each attribute feeds a unique index.
+        let uniqueAttributes =
+            tx.updates.count >= 8
+            ? schema.layouts.map { layout in
+                layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
+            } : []
+        for pending in tx.updates {
+            let id = pending.id
+            guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
                 throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
             }
-            let layout = schema.layouts[Int(id.entity)]
+            let e = Int(id.entity)
             var update = ChangeSet.Update(id: id, changes: [])
-            let values = tx.updateValues[id]!
-            let ordered = values.count == 1 ? Array(values) : values.sorted(by: { $0.key < $1.key })
-            for (a, new) in ordered {
-                let old = graph.value(id, AttributeKey(entity: id.entity, index: a))!
-                if old.isIdentical(to: new) { continue }
-                if new.isNull && !layout.attributes[a].isOptional {
+            var changesUnique = false
+            try pending.forEachValue { a, new in
+                let old = leaf.value(column: a, row: r)
+                if old.isIdentical(to: new) { return }
+                if new.isNull && !schema.layouts[e].attributes[a].isOptional {
                     throw TrellisError(
                         .missingValue,
-                        "cannot set required attribute '\(layout.attributes[a].name)' of "
+                        "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
                             + "\(describe(id)) to null", object: id)
                 }
                 update.changes.append(.init(attribute: a, old: old, new: new))
+                if uniqueAttributes.isEmpty
+                    ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
+                    : uniqueAttributes[e][a]
+                {
+                    changesUnique = true
+                }
             }
             guard !update.changes.isEmpty else { continue }
-            let changed = Set(update.changes.map(\.attribute))
-            if layout.indexes.contains(where: { $0.isUnique && !changed.isDisjoint(with: $0.columns) }) {
-                uniqueChecks.append(id)
-            }
-            try graph.applyUpdate(update)
-            changes.updates.append(update)
+            if changesUnique { uniqueChecks.append(id) }
+            updates.append(update)
         }
+        try graph.applyUpdates(updates)
+        changes.updates = updates
     }
 
     private mutating func resolveEdits(_ tx: Transaction) throws {
@@ -139,8 +169,10 @@ struct CommitResolver {
 
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
+        let relations = schema.layouts.map { $0.relationships.map { (target: $0.target, rule: $0.deleteRule) } }
         var order: [ObjectID] = []
-        var doomed = Set<ObjectID>()
+        var doomed = ObjectIDSet()
+        var cursor = LeafCursor()
         var queue = tx.deletes
         var next = 0
         while next < queue.count {
@@ -148,7 +180,14 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            guard graph.contains(id) else {
+            let live =
+                cursor.withRow(id, in: graph.tables) { leaf, r -> Bool in
+                    for (k, rel) in relations[Int(id.entity)].enumerated() where rel.rule == .cascade {
+                        leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
+                    }
+                    return true
+                } ?? false
+            guard live else {
                 if requested {
                     throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
                 }
@@ -156,41 +195,87 @@ struct CommitResolver {
             }
             doomed.insert(id)
             order.append(id)
-            for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() where rel.deleteRule == .cascade {
-                queue.append(contentsOf: graph.targets(id, RelationshipKey(entity: id.entity, index: k)))
-            }
         }
         var deletes: [ChangeSet.Delete] = []
         deletes.reserveCapacity(order.count)
+        let tables = graph.tables
         for id in order {
-            let layout = schema.layouts[Int(id.entity)]
-            var links: [[ObjectID]] = []
-            for (k, rel) in layout.relationships.enumerated() {
-                let targets = graph.targets(id, RelationshipKey(entity: id.entity, index: k))
-                links.append(targets)
-                if rel.deleteRule == .deny,
-                    let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) })
-                {
-                    throw TrellisError(
-                        .deleteDenied,
-                        "cannot delete \(describe(id)): relationship '\(rel.name)' has delete rule deny and still "
-                            + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
-                        object: id)
-                }
-                if rel.deleteRule == .nullify {
-                    for t in targets where !doomed.contains(t) { touched.insert(t) }
-                }
+            let e = Int(id.entity)
+            let delete = try cursor.withRow(id, in: tables) { leaf, r in
+                try deleteRecord(id, leaf, r, relations[e], doomed: doomed)
             }
-            deletes.append(.init(id: id, values: graph.row(id)!, relationships: links))
+            deletes.append(delete!)
         }
+        cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
         try graph.applyDeletes(deletes)
         changes.deletes = deletes
     }
 
+    /// What a delete records of a live object: its values and targets. Checks its deny rules, and notes the targets
+    /// that nullify rules will unlink.
+    private mutating func deleteRecord(
+        _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)],
+        doomed: ObjectIDSet
+    ) throws -> ChangeSet.Delete {
+        let e = Int(id.entity)
+        var links: [[ObjectID]] = []
+        links.reserveCapacity(relations.count)
+        for (k, rel) in relations.enumerated() {
+            var targets: [ObjectID] = []
+            targets.reserveCapacity(leaf.targetCount(r, k))
+            leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
+            links.append(targets)
+            if rel.rule == .deny, let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) }) {
+                let name = schema.layouts[e].relationships[k].name
+                throw TrellisError(
+                    .deleteDenied,
+                    "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
+                        + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
+                    object: id)
+            }
+            if rel.rule == .nullify {
+                for t in targets where !doomed.contains(t) { touched.insert(t) }
+            }
+        }
+        var values: [Value] = []
+        values.reserveCapacity(leaf.columns.count)
+        for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
+        return ChangeSet.Delete(id: id, values: values, relationships: links)
+    }
+
     // MARK: Checks on the result
 
+    /// Whether `value` is a non-null value of `type` in the form it is stored in, which normalizing leaves as is.
+    @inline(__always)
+    private static func isStoredForm(_ value: Value, _ type: AttributeType) -> Bool {
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
+            (.double, .double), (.int, .int), (.int64, .int):
+            return true
+        default: return false
+        }
+    }
+
+    /// The entities whose unique indexes hold no two entries with equal values at all, found by walking them when
+    /// this commit checks enough of their objects to make one walk cheaper than a probe per object; none of their
+    /// objects can conflict.
+    private func entitiesWithoutDuplicates() -> [Bool] {
+        var cleared = [Bool](repeating: false, count: schema.layouts.count)
+        guard uniqueChecks.count >= 64 else { return cleared }
+        var checks = [Int](repeating: 0, count: schema.layouts.count)
+        for id in uniqueChecks { checks[Int(id.entity)] += 1 }
+        for e in checks.indices where checks[e] > 0 && checks[e] * 32 >= graph.tables[e].count {
+            let indexes = schema.layouts[e].indexes
+            cleared[e] = indexes.indices.allSatisfy { i in
+                !indexes[i].isUnique || !graph.tables[e].indexes[i].holdsDuplicateValues
+            }
+        }
+        return cleared
+    }
+
     private func checkUniqueConstraints() throws {
-        for id in uniqueChecks where graph.contains(id) {
+        let cleared = entitiesWithoutDuplicates()
+        for id in uniqueChecks where !cleared[Int(id.entity)] && graph.contains(id) {
             let layout = schema.layouts[Int(id.entity)]
             for (i, index) in layout.indexes.enumerated() where index.isUnique {
                 guard let (other, values) = graph.uniqueConflict(i, of: id) else { continue }

@@ -40,9 +40,10 @@ public struct Transaction: Sendable {
     public let schema: Schema
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
-    var insertPositions: [ObjectID: Int] = [:]
-    var updateOrder: [ObjectID] = []
-    var updateValues: [ObjectID: [Int: Value]] = [:]
+    var insertPositions = ObjectPositions()
+    /// One entry per updated object, in the order of its first update.
+    var updates: [PendingUpdate] = []
+    var updatePositions = ObjectPositions()
     var edits: [ChangeSet.RelationshipEdit] = []
     var deletes: [ObjectID] = []
     var deleteSet: Set<ObjectID> = []
@@ -55,7 +56,7 @@ public struct Transaction: Sendable {
         self.allocator = allocator
     }
 
-    public var isEmpty: Bool { inserts.isEmpty && updateOrder.isEmpty && edits.isEmpty && deletes.isEmpty }
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
 
     /// Inserts a new object; attributes not named get their default value (or null, checked at commit).
     @discardableResult
@@ -75,7 +76,7 @@ public struct Transaction: Sendable {
     @discardableResult
     public mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
         let id = ObjectID(entity: entity, serial: allocator.allocate(entity))
-        insertPositions[id] = inserts.count
+        insertPositions.add(id, at: inserts.count)
         inserts.append(ChangeSet.Insert(id: id, values: row))
         return id
     }
@@ -87,17 +88,34 @@ public struct Transaction: Sendable {
     }
 
     public mutating func set(_ id: ObjectID, _ attribute: AttributeKey, _ value: Value) throws {
-        let layout = try entityLayout(id)
-        guard attribute.entity == id.entity, attribute.index < layout.attributes.count else {
+        guard Int(id.entity) < schema.layouts.count, id.serial != 0 else {
+            throw TrellisError(.unknownEntity, "object \(id) does not belong to this schema", object: id)
+        }
+        // Reached through the schema in place: a local copy of the layout would retain all its arrays per call.
+        let e = Int(id.entity)
+        guard attribute.entity == id.entity, attribute.index < schema.layouts[e].attributes.count else {
             throw TrellisError(.unknownAttribute, "attribute key does not belong to \(schema.describe(id))", object: id)
         }
-        let normalized = try Self.normalize(value, layout.attributes[attribute.index], entity: layout.name)
-        if let p = insertPositions[id] {
+        guard let normalized = schema.layouts[e].attributes[attribute.index].type.normalized(value) else {
+            // Throws the type mismatch.
+            _ = try Self.normalize(value, schema.layouts[e].attributes[attribute.index], entity: schema.layouts[e].name)
+            return
+        }
+        if let p = insertPositions.position(of: id) {
             inserts[p].values[attribute.index] = normalized
             return
         }
-        if updateValues[id] == nil { updateOrder.append(id) }
-        updateValues[id, default: [:]][attribute.index] = normalized
+        recordUpdate(id, attribute.index, normalized)
+    }
+
+    /// Notes a new value for an attribute of a stored object (the last one set wins).
+    mutating func recordUpdate(_ id: ObjectID, _ attribute: Int, _ value: Value) {
+        if let p = updatePositions.position(of: id) {
+            updates[p].set(attribute, value)
+        } else {
+            updatePositions.add(id, at: updates.count)
+            updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
+        }
     }
 
     /// Adds `target` to a relationship of `source` (for to-one, replaces the current target); the inverse follows.
@@ -167,5 +185,76 @@ public struct Transaction: Sendable {
                 "'\(rel.name)' of \(schema.describe(source)) takes \(schema.entities[Int(rel.target)].name) objects, "
                     + "not \(schema.describe(target))", object: source)
         }
+    }
+}
+
+/// The new values a transaction sets on one stored object: the first attribute inline, so that the common update of
+/// one attribute allocates nothing beyond the value itself.
+struct PendingUpdate: Sendable {
+    let id: ObjectID
+    private var attribute: Int
+    private var value: Value
+    private var more: [(attribute: Int, value: Value)] = []
+
+    init(id: ObjectID, attribute: Int, value: Value) {
+        self.id = id
+        self.attribute = attribute
+        self.value = value
+    }
+
+    mutating func set(_ attribute: Int, _ value: Value) {
+        if attribute == self.attribute {
+            self.value = value
+        } else if let i = more.firstIndex(where: { $0.attribute == attribute }) {
+            more[i].value = value
+        } else {
+            more.append((attribute, value))
+        }
+    }
+
+    /// Calls `body` with the attributes set, each once with its last value, in ascending attribute order.
+    func forEachValue(_ body: (Int, Value) throws -> Void) rethrows {
+        guard !more.isEmpty else { return try body(attribute, value) }
+        for (a, v) in ([(attribute, value)] + more).sorted(by: { $0.attribute < $1.attribute }) { try body(a, v) }
+    }
+}
+
+/// Where each object a transaction inserts (or updates) sits in its `inserts` (or `updates`).
+///
+/// The allocator hands out serials in ascending order and rows are read in ascending order, so each entity's
+/// serials usually arrive ascending and a binary search finds them without hashing; an ID that arrives out of order
+/// goes to a dictionary instead.
+struct ObjectPositions: Sendable {
+    private var serials: [[UInt64]] = []
+    private var positions: [[Int]] = []
+    private var others: [ObjectID: Int] = [:]
+
+    mutating func add(_ id: ObjectID, at position: Int) {
+        let e = Int(id.entity)
+        while serials.count <= e {
+            serials.append([])
+            positions.append([])
+        }
+        if let last = serials[e].last, last >= id.serial {
+            others[id] = position
+        } else {
+            serials[e].append(id.serial)
+            positions[e].append(position)
+        }
+    }
+
+    /// The position of the newest insert of `id`, or nil when the transaction does not insert it.
+    func position(of id: ObjectID) -> Int? {
+        if !others.isEmpty, let p = others[id] { return p }
+        let e = Int(id.entity)
+        guard e < serials.count else { return nil }
+        let found = serials[e]
+        var low = 0
+        var high = found.count
+        while low < high {
+            let middle = (low + high) / 2
+            if found[middle] < id.serial { low = middle + 1 } else { high = middle }
+        }
+        return low < found.count && found[low] == id.serial ? positions[e][low] : nil
     }
 }
