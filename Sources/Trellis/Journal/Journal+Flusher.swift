@@ -85,7 +85,7 @@ extension Journal {
                 || work.closing || work.intervalDue
             if mustSync { try syncSegment() }
             if options.durability == .perCommit && !work.entries.isEmpty {
-                delivery.withLock { $0 }?(work.entries.map(\.commit))
+                delivery.withLock { $0.target }?.publishDurable(work.entries.map(\.commit))
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }

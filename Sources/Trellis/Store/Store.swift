@@ -25,7 +25,7 @@ public struct Commit: Sendable {
 /// let saved = try Store(directory: url, schema: schema)  // on disk: a journal, recovered at open
 /// defer { try? saved.close() }
 /// ```
-public final class Store: Sendable {
+public final class Store: Sendable, DurablePublisher {
     public let schema: Schema
     let allocator: SerialAllocator
     /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
@@ -75,7 +75,7 @@ public final class Store: Sendable {
         self.directory = directory
         self.recoveryReport = opened.report
         self.isReadOnly = options.readOnly
-        journal?.start { [weak self] commits in self?.publishDurable(commits) }
+        journal?.start(publisher: self)
         if opened.needsRewrite {
             do {
                 try journal?.rewriteAfterSalvage()
@@ -181,7 +181,7 @@ public final class Store: Sendable {
     }
 
     /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
-    private func publishDurable(_ commits: [Commit]) {
+    func publishDurable(_ commits: [Commit]) {
         guard let last = commits.last else { return }
         publish(last.snapshot)
         for commit in commits { notify(commit) }
