@@ -1,0 +1,134 @@
+import Foundation
+
+/// The fast path of `ByteReader` for change-set payloads: reads straight from a buffer the caller keeps alive.
+///
+/// Every method checks what its `ByteReader` counterpart checks, in the same order, and fails with the same message
+/// at the same byte position, so damaged input throws the same `TrellisError.corrupt`. Only the common cases (one-byte
+/// varints, values whose bytes are all present) skip the general loops.
+struct PayloadReader {
+    private let base: UnsafePointer<UInt8>
+    private(set) var position: Int
+    let end: Int
+    let context: String
+
+    /// `bytes` must outlive the reader.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, context: String) {
+        // A dangling but never dereferenced base for an empty buffer: every read checks `end` first.
+        self.base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!
+        self.position = 0
+        self.end = bytes.count
+        self.context = context
+    }
+
+    var remaining: Int { end - position }
+    var isAtEnd: Bool { position >= end }
+
+    func failure(_ what: String) -> TrellisError {
+        TrellisError(.corrupt, "\(context): \(what) at byte \(position)")
+    }
+
+    @inline(__always) mutating func u8() throws(TrellisError) -> UInt8 {
+        guard position < end else { throw failure("unexpected end") }
+        let b = base[position]
+        position &+= 1
+        return b
+    }
+
+    @inline(__always) mutating func u64() throws(TrellisError) -> UInt64 {
+        guard remaining >= 8 else { throw failure("unexpected end") }
+        let v = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+        position &+= 8
+        return UInt64(littleEndian: v)
+    }
+
+    @inline(__always) mutating func varint() throws(TrellisError) -> UInt64 {
+        if position < end {
+            let b = base[position]
+            if b < 0x80 {
+                position &+= 1
+                return UInt64(b)
+            }
+        }
+        return try longVarint()
+    }
+
+    @inline(never) private mutating func longVarint() throws(TrellisError) -> UInt64 {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try u8()
+            guard shift < 64, shift != 63 || b <= 1 else { throw failure("varint too long") }
+            v |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return v }
+            shift += 7
+        }
+    }
+
+    @inline(__always) mutating func signed() throws(TrellisError) -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
+    /// A count of items that each take at least `minimumBytes`: more than the input can hold is damage.
+    @inline(__always) mutating func count(minimumBytes: Int = 1) throws(TrellisError) -> Int {
+        let n = try varint()
+        guard n <= UInt64(remaining / max(minimumBytes, 1)) else { throw failure("count \(n) exceeds the input") }
+        return Int(n)
+    }
+
+    /// A value that must fit in `Int` and be at most `limit`.
+    @inline(__always) mutating func int(limit: Int = .max) throws(TrellisError) -> Int {
+        let n = try varint()
+        guard limit >= 0, n <= UInt64(limit) else { throw failure("number \(n) is out of range") }
+        return Int(n)
+    }
+
+    @inline(__always) mutating func take(_ n: Int) throws(TrellisError) -> UnsafeBufferPointer<UInt8> {
+        guard n >= 0, n <= remaining else { throw failure("length \(n) exceeds the input") }
+        defer { position &+= n }
+        return UnsafeBufferPointer(start: base + position, count: n)
+    }
+
+    @inline(__always) mutating func blob() throws(TrellisError) -> UnsafeBufferPointer<UInt8> {
+        try take(try count())
+    }
+
+    mutating func string() throws(TrellisError) -> String {
+        let b = try blob()
+        guard let s = String(validating: b, as: UTF8.self) else { throw failure("invalid UTF-8") }
+        return s
+    }
+
+    /// A `Value` as `ByteReader.value()` reads it.
+    mutating func value() throws(TrellisError) -> Value {
+        let raw = try u8()
+        switch raw {
+        case ValueTag.null.rawValue: return .null
+        case ValueTag.boolFalse.rawValue: return .bool(false)
+        case ValueTag.boolTrue.rawValue: return .bool(true)
+        case ValueTag.int.rawValue: return .int(try signed())
+        case ValueTag.double.rawValue: return .double(Double(bitPattern: try u64()))
+        case ValueTag.string.rawValue: return .string(try string())
+        case ValueTag.date.rawValue:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64())))
+        case ValueTag.data.rawValue: return .data(Data(buffer: try blob()))
+        case ValueTag.uuid.rawValue:
+            let b = try take(16)
+            var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(b)) }
+            return .uuid(UUID(uuid: u))
+        case ValueTag.url.rawValue:
+            let text = try string()
+            guard let url = URL(string: text) else { throw failure("unreadable URL") }
+            return .url(url)
+        case ValueTag.decimal.rawValue:
+            let text = try string()
+            guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw failure("unreadable decimal")
+            }
+            return .decimal(d)
+        case ValueTag.decimalNaN.rawValue: return .decimal(.nan)
+        default: throw failure("unknown value tag \(raw)")
+        }
+    }
+}
