@@ -16,7 +16,10 @@ import Foundation
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 enum ChangeSetCodec {
     static func encode(_ changes: ChangeSet, schema: Schema) -> [UInt8] {
-        var w = PayloadWriter(capacity: estimatedSize(changes))
+        PayloadWriter.bytes(estimate: estimatedSize(changes)) { w in encode(changes, into: &w) }
+    }
+
+    private static func encode(_ changes: ChangeSet, into w: inout PayloadWriter) {
         w.varint(changes.inserts.count)
         for insert in changes.inserts {
             w.varint(UInt64(insert.id.entity))
@@ -56,11 +59,10 @@ enum ChangeSetCodec {
                 for t in targets { w.varint(t.serial) }
             }
         }
-        return w.finish()
     }
 
     /// A guess at the encoded size, so that the writer rarely grows: the first insert's values (and the first
-    /// update's changes) stand for the rest.
+    /// update's changes) stand for the rest, with a quarter more for variation.
     private static func estimatedSize(_ changes: ChangeSet) -> Int {
         var size = 64 + changes.edits.count * 16 + changes.deletes.count * 64
         if let first = changes.inserts.first {
@@ -70,7 +72,7 @@ enum ChangeSetCodec {
             let perChange = first.changes.reduce(0) { $0 + 2 + estimatedSize($1.old) + estimatedSize($1.new) }
             size += changes.updates.count * (8 + perChange)
         }
-        return size
+        return size + size / 4
     }
 
     private static func estimatedSize(_ value: Value) -> Int {

@@ -1,31 +1,39 @@
 import Foundation
 
-/// The fast path of `ByteWriter` for change-set payloads: a growable buffer of raw memory where each item reserves
-/// the most bytes it can take once, then stores its bytes without further capacity or bounds checks.
+/// The fast path of `ByteWriter` for change-set payloads: a buffer of raw memory where each item reserves the most
+/// bytes it can take once, then stores its bytes without further capacity or bounds checks.
 ///
 /// It writes exactly the bytes `ByteWriter` writes for the same calls (varints, zigzag, little-endian, tags as in
-/// `ValueCodec`). The owner must call `finish()` or `deallocate()` exactly once.
+/// `ValueCodec`). `PayloadWriter.bytes(estimate:_:)` runs a writer over an array's own storage, so that the usual
+/// case copies nothing; a writer that outgrows it moves to memory of its own.
 struct PayloadWriter {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private(set) var count = 0
+    /// Whether `base` is this writer's to free (false while it writes into the array `bytes(estimate:_:)` made).
+    private var owned: Bool
 
-    init(capacity: Int) {
-        self.capacity = max(capacity, 64)
-        base = .allocate(capacity: self.capacity)
+    private init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+        owned = false
     }
 
-    /// The bytes written, as an array; frees the buffer.
-    mutating func finish() -> [UInt8] {
-        let bytes = [UInt8](UnsafeBufferPointer(start: base, count: count))
-        deallocate()
-        return bytes
-    }
-
-    mutating func deallocate() {
-        base.deallocate()
-        capacity = 0
-        count = 0
+    /// The bytes `body` writes. `estimate` sizes the array; more bytes than it are correct, only slower.
+    static func bytes(estimate: Int, _ body: (inout PayloadWriter) -> Void) -> [UInt8] {
+        var grown: [UInt8]?
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(estimate, 64)) { buffer, initialized in
+            var w = PayloadWriter(buffer)
+            body(&w)
+            if w.owned {
+                grown = [UInt8](UnsafeBufferPointer(start: w.base, count: w.count))
+                w.base.deallocate()
+                initialized = 0
+            } else {
+                initialized = w.count
+            }
+        }
+        return grown ?? bytes
     }
 
     /// Makes room for `n` more bytes.
@@ -37,9 +45,10 @@ struct PayloadWriter {
         let newCapacity = max(capacity * 2, count + n)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.initialize(from: base, count: count)
-        base.deallocate()
+        if owned { base.deallocate() }
         base = newBase
         capacity = newCapacity
+        owned = true
     }
 
     // Unchecked stores: the caller has reserved room.
