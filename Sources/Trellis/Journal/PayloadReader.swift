@@ -52,7 +52,33 @@ struct PayloadReader {
         return try longVarint()
     }
 
+    /// A varint of more than one byte: without bounds checks when ten bytes are left, else (and for anything
+    /// malformed) byte by byte as `ByteReader` reads it, for the same error at the same position.
     @inline(never) private mutating func longVarint() throws(TrellisError) -> UInt64 {
+        if end - position >= 10 {
+            var p = base + position
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while shift < 63 {
+                let b = p.pointee
+                p += 1
+                v |= UInt64(b & 0x7f) << shift
+                if b < 0x80 {
+                    position = p - base
+                    return v
+                }
+                shift += 7
+            }
+            if p.pointee <= 1 {
+                v |= UInt64(p.pointee) << 63
+                position = p - base + 1
+                return v
+            }
+        }
+        return try checkedVarint()
+    }
+
+    private mutating func checkedVarint() throws(TrellisError) -> UInt64 {
         var v: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -93,10 +119,34 @@ struct PayloadReader {
         try take(try count())
     }
 
+    /// UTF-8 text, validated. `String(decoding:as:)` copies valid UTF-8 exactly and replaces anything invalid, so text
+    /// that is not ASCII is valid exactly when the string holds the same bytes. (`String(validating:as:)` does the
+    /// same check but, unspecialised, looks up generic metadata for every string.)
     mutating func string() throws(TrellisError) -> String {
         let b = try blob()
-        guard let s = String(validating: b, as: UTF8.self) else { throw failure("invalid UTF-8") }
+        let s = String(decoding: b, as: UTF8.self)
+        if !Self.isASCII(b) {
+            var copy = s
+            let same = copy.withUTF8 { $0.count == b.count && memcmp($0.baseAddress!, b.baseAddress!, b.count) == 0 }
+            guard same else { throw failure("invalid UTF-8") }
+        }
         return s
+    }
+
+    @inline(__always) private static func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = b.baseAddress else { return true }
+        let raw = UnsafeRawPointer(start)
+        var i = 0
+        var bits: UInt64 = 0
+        while i + 8 <= b.count {
+            bits |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < b.count {
+            bits |= UInt64(start[i])
+            i += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 
     /// A `Value` as `ByteReader.value()` reads it.

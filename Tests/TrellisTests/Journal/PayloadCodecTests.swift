@@ -76,27 +76,70 @@ import Testing
         #expect(failures > 1000)
     }
 
-    @Test func oneByteAndLongVarintsReadAlike() throws {
-        for value: UInt64 in [0, 1, 127, 128, 300, 16383, 16384, 1 << 35, .max >> 1, .max] {
-            var w = ByteWriter()
-            w.varint(value)
-            let bytes = w.bytes
-            let read = try bytes.withUnsafeBufferPointer { buffer in
-                var r = PayloadReader(buffer, context: "test")
-                return try r.varint()
+    /// Varints near the end of the input and with ten or more bytes after them (the unchecked path) read alike.
+    @Test func varintsReadAlikeWithAndWithoutRoomToSpare() throws {
+        for padding in [0, 12] {
+            for value: UInt64 in [0, 1, 127, 128, 300, 16383, 16384, 1 << 35, 1 << 62, .max >> 1, 1 << 63, .max] {
+                var w = ByteWriter()
+                w.varint(value)
+                w.append(repeatElement(0x80, count: padding))
+                let length = w.bytes.count - padding
+                let (read, position) = try w.bytes.withUnsafeBufferPointer { buffer in
+                    var r = PayloadReader(buffer, context: "test")
+                    return (try r.varint(), r.position)
+                }
+                #expect(read == value && position == length, "\(value) with \(padding) bytes after it")
             }
-            #expect(read == value)
+            // Ten bytes whose last carries more than the 64th bit, and eleven bytes: damage, as the reference says.
+            for bad in [[UInt8](repeating: 0xff, count: 9) + [2], [UInt8](repeating: 0x80, count: 10) + [0]] {
+                let bytes = bad + repeatElement(0, count: padding)
+                var reference = ByteReader(bytes, context: "test")
+                let expected = Result { try reference.varint() }
+                let message = bytes.withUnsafeBufferPointer { buffer in
+                    var r = PayloadReader(buffer, context: "test")
+                    do {
+                        _ = try r.varint()
+                        return ""
+                    } catch { return (error as? TrellisError)?.message ?? "\(error)" }
+                }
+                guard case .failure(let e) = expected else {
+                    Issue.record("the reference read \(bad)")
+                    continue
+                }
+                #expect(message == (e as? TrellisError)?.message && message.hasPrefix("test: varint too long"))
+            }
         }
-        // Ten bytes whose last one carries more than the 64th bit: damage, with the reference's message.
-        let bad = [UInt8](repeating: 0xff, count: 9) + [2]
-        let message = bad.withUnsafeBufferPointer { buffer in
-            var r = PayloadReader(buffer, context: "test")
-            do {
-                _ = try r.varint()
-                return ""
-            } catch { return (error as? TrellisError)?.message ?? "\(error)" }
+    }
+
+    /// Malformed UTF-8 of every kind fails as the reference fails; valid text of every width reads back.
+    @Test func stringsAreValidatedLikeTheReference() throws {
+        let bad: [[UInt8]] = [
+            [0x80], [0x61, 0xbf], [0xc0, 0xaf], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80],
+            [0xf8, 0x88, 0x80, 0x80, 0x80], [0xff], Array("naïve".utf8.dropLast()) + [0xc3],
+            Array("0123456789abcdef".utf8) + [0xe0, 0x80, 0x80],
+        ]
+        let good = ["", "a", "ascii only, longer than sixteen bytes", "é", "€", "𝄞", "日本語のテキスト", "\u{0}\u{7f}"]
+        for text in bad + good.map({ Array($0.utf8) }) {
+            var w = ByteWriter()
+            w.varint(1)  // one insert
+            w.varint(UInt64(2))  // of a Tag
+            w.varint(1)  // serial 1
+            w.varint(1)  // with one value
+            w.u8(ValueTag.string.rawValue)
+            w.blob(text)
+            for _ in 0..<3 { w.varint(0) }  // no updates, edits or deletes
+            let bytes = w.bytes
+            let expected = Result { try Self.referenceDecode(bytes, context: "utf8") }
+            let actual = Result { try ChangeSetCodec.decode(bytes, schema: Self.schema, context: "utf8") }
+            switch (expected, actual) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b && b.inserts.first?.values == [.string(String(decoding: text, as: UTF8.self))])
+            case (.failure(let a), .failure(let b)):
+                #expect((a as? TrellisError)?.message == (b as? TrellisError)?.message, "\(text)")
+                #expect((b as? TrellisError)?.message.contains("invalid UTF-8") == true, "\(text) \(b)")
+            default: Issue.record("\(text): reference \(expected), fast \(actual)")
+            }
         }
-        #expect(message == "test: varint too long at byte 10")
     }
 
     // MARK: Random change sets
