@@ -9,12 +9,18 @@ extension Graph {
     /// - Complexity: O(c log n) for a change of c elements in a store of n objects.
     public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Graph {
         var next = self
-        try next.applyInserts(changes.inserts)
-        try next.applyUpdates(changes.updates)
-        for edit in changes.edits { try next.applyEdit(edit) }
-        try next.applyDeletes(changes.deletes)
-        next.sequence = sequence ?? self.sequence + 1
+        try next.apply(changes, sequence: sequence ?? self.sequence + 1)
         return next
+    }
+
+    /// `applying(_:sequence:)` in place. A graph that nothing else shares is changed without copying the leaves and
+    /// nodes it touches; but when it throws, the graph is left partly changed and must be discarded.
+    mutating func apply(_ changes: ChangeSet, sequence: UInt64) throws {
+        try applyInserts(changes.inserts)
+        try applyUpdates(changes.updates)
+        for edit in changes.edits { try applyEdit(edit) }
+        try applyDeletes(changes.deletes)
+        self.sequence = sequence
     }
 
     func reject(_ message: String, _ id: ObjectID) -> TrellisError {

@@ -16,7 +16,10 @@ import Foundation
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 enum ChangeSetCodec {
     static func encode(_ changes: ChangeSet, schema: Schema) -> [UInt8] {
-        var w = ByteWriter(capacity: 64 + changes.inserts.count * 32)
+        PayloadWriter.bytes(estimate: estimatedSize(changes)) { w in encode(changes, into: &w) }
+    }
+
+    private static func encode(_ changes: ChangeSet, into w: inout PayloadWriter) {
         w.varint(changes.inserts.count)
         for insert in changes.inserts {
             w.varint(UInt64(insert.id.entity))
@@ -56,16 +59,49 @@ enum ChangeSetCodec {
                 for t in targets { w.varint(t.serial) }
             }
         }
-        return w.bytes
+    }
+
+    /// A guess at the encoded size, so that the writer rarely grows: the first insert's values (and the first
+    /// update's changes) stand for the rest, with a quarter more for variation.
+    private static func estimatedSize(_ changes: ChangeSet) -> Int {
+        var size = 64 + changes.edits.count * 16 + changes.deletes.count * 64
+        if let first = changes.inserts.first {
+            size += changes.inserts.count * (8 + first.values.reduce(0) { $0 + estimatedSize($1) })
+        }
+        if let first = changes.updates.first {
+            let perChange = first.changes.reduce(0) { $0 + 2 + estimatedSize($1.old) + estimatedSize($1.new) }
+            size += changes.updates.count * (8 + perChange)
+        }
+        return size + size / 4
+    }
+
+    private static func estimatedSize(_ value: Value) -> Int {
+        switch value {
+        case .null, .bool: return 1
+        case .int: return 5
+        case .double, .date: return 9
+        case .string(let s): return 2 + s.utf8.count
+        case .data(let d): return 2 + d.count
+        case .uuid: return 17
+        case .url, .decimal: return 32
+        }
     }
 
     /// Decodes a payload; the schema names the target entity of each deleted object's relationships. Throws
     /// `TrellisError.corrupt` for anything that does not parse or does not fit the schema's shape.
     static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws -> ChangeSet {
-        var r = ByteReader(bytes, context: context)
+        try bytes.withUnsafeBufferPointer { buffer throws(TrellisError) in
+            try decode(buffer, schema: schema, context: context)
+        }
+    }
+
+    private static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, schema: Schema, context: String
+    ) throws(TrellisError) -> ChangeSet {
+        var r = PayloadReader(bytes, context: context)
         var changes = ChangeSet()
         let entityCount = schema.layouts.count
-        func entity() throws -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }
+        func entity() throws(TrellisError) -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }
 
         let inserts = try r.count(minimumBytes: 3)
         changes.inserts.reserveCapacity(inserts)

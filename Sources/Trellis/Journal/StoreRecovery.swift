@@ -64,7 +64,13 @@ struct StoreRecovery {
             do {
                 let payload = try record.frame.payload(file: record.file)
                 let changes = try ChangeSetCodec.decode(payload, schema: schema, context: context)
-                graph = try graph.applying(changes, sequence: record.frame.header.sequence)
+                if policy == .salvage {
+                    // Salvage goes on after a record that does not fit, from the graph before it.
+                    graph = try graph.applying(changes, sequence: record.frame.header.sequence)
+                } else {
+                    // Any damage refuses the open, so the graph is never used after a failed apply: apply in place.
+                    try graph.apply(changes, sequence: record.frame.header.sequence)
+                }
                 return nil
             } catch let error as TrellisError where error.code == .corrupt {
                 return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)

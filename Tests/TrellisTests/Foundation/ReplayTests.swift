@@ -10,6 +10,7 @@ import Testing
         let store = Store(schema: try Fixtures.outlineSchema())
         var workload = RandomWorkload(seed: UInt64(seed), schema: store.schema)
         var replayed = Graph(schema: store.schema)
+        var inPlace = Graph(schema: store.schema)  // recovery's way: `apply`, nothing else holding the graph
         var refused = 0
         for _ in 0..<150 {
             let tx = try workload.transaction(for: store)
@@ -18,6 +19,7 @@ import Testing
                 let commit = try store.commit(tx)
                 if commit.changes.isEmpty { continue }
                 replayed = try replayed.applying(commit.changes)
+                try inPlace.apply(commit.changes, sequence: commit.sequence)
                 #expect(replayed.sequence == commit.sequence)
             } catch let error as TrellisError {
                 // A refused commit (a cycle of parents is fine; unique labels may collide) changes nothing.
@@ -27,8 +29,10 @@ import Testing
         }
         let live = store.snapshot
         #expect(live.differences(from: replayed) == [])
+        #expect(live.differences(from: inPlace) == [] && inPlace.sequence == live.sequence)
         #expect(live.invariantViolations() == [])
         #expect(replayed.invariantViolations() == [])
+        #expect(inPlace.invariantViolations() == [])
         #expect(refused < 150)
     }
 
