@@ -38,8 +38,8 @@ protocol LayerFile: AnyObject, Sendable {
     func write(_ bytes: [UInt8], at offset: Int) throws
     func truncate(to size: Int) throws
     /// Reserves space so the file is at least `size` bytes long, the new part reading as zeros. Advisory: returns
-    /// false when the layer does not reserve space (the file is unchanged), true when it tried, even if it failed
-    /// partway (the file may then have grown by some zeros).
+    /// false when the layer does not reserve space (the file is unchanged), true when it tried (a failure leaves at
+    /// most some zeros, which read as reserved space).
     func preallocate(to size: Int) -> Bool
     /// Makes the file's data durable (`fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms). Never retried.
     func sync() throws

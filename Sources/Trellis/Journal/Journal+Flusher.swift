@@ -79,7 +79,6 @@ extension Journal {
         do {
             if let failure { throw failure }
             if !work.entries.isEmpty { try append(work.entries) }
-            if work.closing { try trimSegment() }
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
                 || work.closing || work.intervalDue
@@ -120,7 +119,6 @@ extension Journal {
             // bound by its data, and reserving after it would only leave zeros on disk.
             if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
                 let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
-                // Even a failed reservation may have added zeros, so `allocated` says where trimming must look.
                 if segment.file.preallocate(to: target) { segment.allocated = target }
             }
             if CrashPoints.isArmed("mid-record") {
@@ -140,18 +138,6 @@ extension Journal {
     static let preallocateBelow = 64 << 10
     static let preallocationStep = 256 << 10
 
-    /// Cuts the reserved space off the current segment before it closes, so only the last segment of a store that
-    /// was not closed has zeros after its last record (read back as the end of the journal, not as damage).
-    func trimSegment() throws {
-        try writer.withLock { w in
-            guard var segment = w.segment, segment.allocated > segment.end else { return }
-            try segment.file.truncate(to: segment.end)
-            segment.allocated = segment.end
-            w.segment = segment
-            w.unsynced = true
-        }
-    }
-
     func syncSegment() throws {
         try writer.withLock { w in
             guard w.unsynced, let segment = w.segment else { return }
@@ -164,7 +150,6 @@ extension Journal {
     /// Closes the current segment (synced) and starts the next, committed through the manifest before any record
     /// goes into it.
     func rotate() throws {
-        try trimSegment()
         try syncSegment()
         try writer.withLock { w in
             guard let old = w.segment else { return }

@@ -94,7 +94,12 @@ struct FrameScanner {
             return tail.allSatisfy({ $0 == 0 })
                 ? .damage(.zeroed, "\(left) zero bytes") : .damage(.length, "a partial frame header of \(left) bytes")
         }
-        let header = FrameHeader(try window.bytes(at: offset, count: FrameHeader.size))
+        // A file may be shorter than when its size was taken (a writer dropping a torn tail while a reader looks).
+        let frameStart = try window.bytes(at: offset, count: FrameHeader.size)
+        guard frameStart.count == FrameHeader.size else {
+            return .damage(.length, "the file ends inside a frame header (it shrank while being read)")
+        }
+        let header = FrameHeader(frameStart)
         if header.isAllZero { return .damage(.zeroed, "a zeroed frame header") }
         // The whole frame, padding included, must be there: a frame cut short even in its padding was torn by a
         // write that never completed, so no sync (and no acknowledgement) can have covered it.
@@ -148,7 +153,9 @@ struct FrameScanner {
         var candidate = RecordFrame.align(offset + 1)
         while candidate + FrameHeader.size <= size {
             defer { candidate += JournalFormat.alignment }
-            let header = FrameHeader(try window.bytes(at: candidate, count: FrameHeader.size))
+            let headerBytes = try window.bytes(at: candidate, count: FrameHeader.size)
+            guard headerBytes.count == FrameHeader.size else { return nil }
+            let header = FrameHeader(headerBytes)
             guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
                 header.frameSize <= size - candidate,
                 header.flags == 0, RecordCodec(rawValue: header.codec) != nil,

@@ -5,7 +5,7 @@ struct OpenSegment {
     var salt: UInt64
     var end: Int
     var headerSize: Int
-    /// The file's length including space reserved past `end` (zeros), which is trimmed before the segment closes.
+    /// The file's length including space reserved past `end` (zeros). Never cut back: a reader may be reading it.
     var allocated: Int
 
     var isEmpty: Bool { end == headerSize }

@@ -110,9 +110,11 @@ struct JournalWalk {
                 case .end:
                     break scan
                 case .damage(let kind, let message):
-                    // Zeros from here to the end of the last segment are space the writer reserved for records it
-                    // has not written (`preallocate`): the journal ends here.
-                    if isLast, kind == .zeroed, try scanner.isZero(from: offset) { break scan }
+                    // Zeros from here to the end of the file are space the writer reserved for records it has not
+                    // written (`preallocate`): this segment ends here. Segments are never cut back (a reader may be
+                    // reading one), so a closed segment keeps its zeros; nothing is lost unseen, because the next
+                    // segment must start with the sequence number after this one's last record.
+                    if kind == .zeroed, try scanner.isZero(from: offset) { break scan }
                     let resume = try scanner.nextValidFrame(after: offset)
                     if resume == nil && isLast {
                         outcome.problems.append(

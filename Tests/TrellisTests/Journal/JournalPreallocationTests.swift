@@ -4,8 +4,8 @@ import Testing
 @testable import Trellis
 
 /// Small durable commits are appended into space the writer reserved ahead of them (`posix_fallocate`), so their
-/// syncs commit no new file size. The reserved zeros never outlive a clean close; after a crash they read as the end
-/// of the journal (not damage), and the reopened writer appends over them.
+/// syncs commit no new file size. Zeros after a segment's last record read as its end (not damage), whether the store
+/// was closed or crashed, and the next writer appends over them.
 @Suite struct JournalPreallocationTests {
     /// Where the last record of the journal at `path` ends, and the records' count.
     static func recordsEnd(_ path: String) throws -> (end: Int, count: Int, problems: [JournalProblem]) {
@@ -30,13 +30,13 @@ import Testing
         for i in 0..<count { try store.write { tx in try tx.insert("Folder", ["name": .string("folder \(i)")]) } }
     }
 
-    @Test func smallCommitsGoIntoReservedSpaceThatCloseTrims() throws {
+    @Test func smallCommitsGoIntoReservedSpaceAndTheNextWriterAppendsOverIt() throws {
         let temporary = TemporaryDirectory()
         let store = try Store(directory: temporary.store, schema: try Fixtures.outlineSchema())
         try Self.commitFolders(store, 20)
         let segment = Self.segmentPath(temporary.store)
         let open = try Self.recordsEnd(temporary.store.path)
-        #expect(open.count == 20)
+        #expect(open.count == 20 && open.problems.isEmpty)
         let reserved = try Self.size(segment)
         #expect(reserved > open.end, "reserved \(reserved), records end at \(open.end)")
         let tail = try #require(FileHandle(forReadingAtPath: segment))
@@ -44,13 +44,33 @@ import Testing
         #expect(try tail.readToEnd()?.allSatisfy { $0 == 0 } == true)
         try tail.close()
 
+        // Closing cuts nothing off (a reader may be reading the segment); the zeros read as the journal's end.
         try store.close()
-        let closed = try Self.recordsEnd(temporary.store.path)
-        #expect(closed.count == 20 && closed.problems.isEmpty)
-        #expect(try Self.size(segment) == closed.end)
+        #expect(try Self.size(segment) == reserved)
         let reopened = try Store(directory: temporary.store, schema: try Fixtures.outlineSchema())
-        #expect(reopened.recoveryReport?.droppedBytes == 0)
+        #expect(reopened.recoveryReport?.droppedBytes == 0 && reopened.recoveryReport?.tornTail == nil)
         #expect(reopened.snapshot.count(entity: 0) == 20)
+        try Self.commitFolders(reopened, 5)
+        try reopened.close()
+        let after = try Self.recordsEnd(temporary.store.path)
+        #expect(after.count == 25 && after.problems.isEmpty)
+        #expect(try Self.size(segment) == reserved, "the five records went into the reserved space")
+    }
+
+    @Test func closedSegmentsKeepTheirZerosAndTheJournalReadsWhole() throws {
+        let temporary = TemporaryDirectory()
+        var options = StoreOptions()
+        options.segmentBytes = 2048
+        let store = try Store(directory: temporary.store, schema: try Fixtures.outlineSchema(), options: options)
+        try Self.commitFolders(store, 60)
+        try store.close()
+        let segments = try FileManager.default.contentsOfDirectory(atPath: temporary.store.path)
+            .filter { $0.hasPrefix("segment-") }
+        #expect(segments.count >= 3, "\(segments)")
+        let walked = try Self.recordsEnd(temporary.store.path)
+        #expect(walked.count == 60 && walked.problems.isEmpty, "\(walked.problems)")
+        let reopened = try Store(directory: temporary.store, schema: try Fixtures.outlineSchema(), options: options)
+        #expect(reopened.snapshot.count(entity: 0) == 60)
         try reopened.close()
     }
 
