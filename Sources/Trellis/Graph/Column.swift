@@ -127,6 +127,23 @@ struct Leaf: Sendable {
     @inline(__always)
     func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
 
+    /// Drops everything row `row` holds (values, null marks, links), so a deleted object's strings, blobs and target
+    /// sets are released; `present` is the caller's.
+    mutating func clearRow(_ row: Int) {
+        let bit: UInt64 = 1 << UInt64(row)
+        for c in columns.indices {
+            columns[c].clear(row)
+            columns[c].nulls &= ~bit
+        }
+        for k in links.indices {
+            if links[k].isToMany {
+                if !links[k].many[row].isEmpty { links[k].many[row] = SerialTrie() }
+            } else {
+                links[k].one[row] = 0
+            }
+        }
+    }
+
     func targets(_ row: Int, _ relationship: Int) -> [UInt64] {
         let link = links[relationship]
         if link.isToMany {

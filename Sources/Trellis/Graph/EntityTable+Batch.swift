@@ -128,21 +128,7 @@ extension EntityTable {
                 return
             }
             leaf.present &= ~mask
-            for serial in serials {
-                let r = Int(serial & Leaf.mask)
-                let bit: UInt64 = 1 << UInt64(r)
-                for c in leaf.columns.indices {
-                    leaf.columns[c].clear(r)
-                    leaf.columns[c].nulls &= ~bit
-                }
-                for k in leaf.links.indices {
-                    if leaf.links[k].isToMany {
-                        if !leaf.links[k].many[r].isEmpty { leaf.links[k].many[r] = SerialTrie() }
-                    } else {
-                        leaf.links[k].one[r] = 0
-                    }
-                }
-            }
+            for serial in serials { leaf.clearRow(Int(serial & Leaf.mask)) }
         }
         if emptied { leaves.removeValue(forKey: l) }
         count -= serials.count

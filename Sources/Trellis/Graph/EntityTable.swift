@@ -102,19 +102,8 @@ struct EntityTable: Sendable {
             }
         }
         let empty = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Bool in
-            let bit: UInt64 = 1 << UInt64(r)
-            leaf.present &= ~bit
-            for c in leaf.columns.indices {
-                leaf.columns[c].clear(r)
-                leaf.columns[c].nulls &= ~bit
-            }
-            for k in leaf.links.indices {
-                if leaf.links[k].isToMany {
-                    if !leaf.links[k].many[r].isEmpty { leaf.links[k].many[r] = SerialTrie() }
-                } else {
-                    leaf.links[k].one[r] = 0
-                }
-            }
+            leaf.present &= ~(1 << UInt64(r))
+            leaf.clearRow(r)
             return leaf.present == 0
         }
         if empty { leaves.removeValue(forKey: l) }
