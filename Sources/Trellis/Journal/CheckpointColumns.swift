@@ -172,9 +172,8 @@ enum CheckpointColumns {
     /// The smallest zlib stream of `bytes` among the strategies, or nil when none is smaller than `bytes`.
     static func smallestDeflate(_ bytes: [UInt8], level: Int32) -> [UInt8]? {
         var best: [UInt8]?
-        for strategy in [Deflate.Strategy.huffmanOnly, .standard] {
-            if let packed = Deflate.compress(bytes, level: level, strategy: strategy, limit: best?.count ?? bytes.count)
-            {
+        for strategy in [Zlib.Strategy.huffmanOnly, .standard] {
+            if let packed = Zlib.compress(bytes, level: level, strategy: strategy, limit: best?.count ?? bytes.count) {
                 best = packed
             }
         }
@@ -415,11 +414,11 @@ enum CheckpointColumns {
 
 extension ByteWriter {
     /// A section: `raw` deflated with the first of `strategies` that makes it smallest, or stored as is.
-    mutating func section(_ raw: [UInt8], level: Int32, strategies: [Deflate.Strategy]) {
+    mutating func section(_ raw: [UInt8], level: Int32, strategies: [Zlib.Strategy]) {
         var best: [UInt8]?
         if raw.count >= 64 {
             for strategy in strategies {
-                if let packed = Deflate.compress(
+                if let packed = Zlib.compress(
                     raw, level: level, strategy: strategy, limit: best?.count ?? raw.count)
                 {
                     best = packed

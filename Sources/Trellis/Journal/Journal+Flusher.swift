@@ -111,8 +111,7 @@ extension Journal {
             for entry in entries {
                 batch += RecordFrame.encode(
                     type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel),
-                    strategy: entry.payload.count >= RecordFrame.huffmanOnlyPayload ? .huffmanOnly : .standard)
+                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
             }
             w.unsynced = true
             // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is

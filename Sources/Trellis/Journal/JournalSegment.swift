@@ -32,6 +32,6 @@ struct OpenSegment {
         let file = try layer.open(joinPath(directory, tail.name), .readWrite)
         return OpenSegment(
             id: tail.segment, file: file, salt: tail.header.salt, end: tail.validEnd,
-            headerSize: tail.header.encoded().count, allocated: max(tail.size, tail.validEnd))
+            headerSize: tail.header.encoded().count, allocated: tail.size)
     }
 }

@@ -43,64 +43,52 @@ enum Zlib {
     static let parallelInput = 1 << 20
 
     /// The zlib stream (deflate with a 2-byte header and an Adler-32 trailer, which inflate checks) of `bytes`, or
-    /// nil when it would not be smaller.
+    /// nil when it would not be shorter than `limit` bytes (default: the input's length).
     ///
-    /// With `.huffmanOnly`, a large input is cut into one piece per core (at most 4), deflated at once: Huffman
-    /// coding keeps no window across bytes, so the pieces lose nothing by being coded apart. Each piece but the last
-    /// ends with a sync flush (a byte-aligned empty stored block), so their deflate blocks simply follow one another
-    /// in one ordinary zlib stream, which `inflate` reads like any other.
-    static func compress(_ bytes: [UInt8], level: Int32, strategy: Strategy = .standard) -> [UInt8]? {
+    /// With `.huffmanOnly`, an input of `parallelInput` bytes or more is cut into one piece per core (at most 4),
+    /// deflated at once: Huffman coding keeps no window across bytes, so the pieces lose nothing by being coded apart.
+    /// Each piece but the last ends with a sync flush (a byte-aligned empty stored block), so their deflate blocks
+    /// simply follow one another in one ordinary zlib stream, which `inflate` reads like any other.
+    static func compress(_ bytes: [UInt8], level: Int32, strategy: Strategy = .standard, limit: Int? = nil) -> [UInt8]?
+    {
         guard !bytes.isEmpty, bytes.count < Int(UInt32.max) else { return nil }
-        let pieces = min(4, ProcessInfo.processInfo.activeProcessorCount, bytes.count / (Self.parallelInput / 2))
-        if strategy == .huffmanOnly, bytes.count >= Self.parallelInput, pieces > 1 {
-            return compressInPieces(bytes, pieces: pieces, level: level, strategy: strategy)
+        var pieces = 1
+        if strategy == .huffmanOnly, bytes.count >= Self.parallelInput {
+            pieces = max(
+                1, min(4, ProcessInfo.processInfo.activeProcessorCount, bytes.count / (Self.parallelInput / 2)))
         }
-        var stream = z_stream()
-        let version = zlibVersion()
-        guard
-            deflateInit2_(
-                &stream, level, Z_DEFLATED, MAX_WBITS, 8, strategy.raw, version, Int32(MemoryLayout<z_stream>.size))
-                == Z_OK
-        else { return nil }
-        defer { deflateEnd(&stream) }
-        let bound = Int(deflateBound(&stream, uLong(bytes.count)))
-        var out = [UInt8](repeating: 0, count: bound)
-        let (status, produced) = out.withUnsafeMutableBufferPointer { o in
-            bytes.withUnsafeBufferPointer { i -> (Int32, Int) in
-                stream.next_in = UnsafeMutablePointer(mutating: i.baseAddress)
-                stream.avail_in = uInt(i.count)
-                stream.next_out = o.baseAddress
-                stream.avail_out = uInt(o.count)
-                let status = deflate(&stream, Z_FINISH)
-                return (status, o.count - Int(stream.avail_out))
-            }
-        }
-        guard status == Z_STREAM_END, produced < bytes.count else { return nil }
-        out.removeLast(out.count - produced)
-        return out
+        return compressInPieces(bytes, pieces: pieces, level: level, strategy: strategy, limit: limit ?? bytes.count)
     }
 
-    /// `compress` in `pieces` pieces deflated concurrently (see there); internal so tests can choose the count.
-    static func compressInPieces(_ bytes: [UInt8], pieces: Int, level: Int32, strategy: Strategy) -> [UInt8]? {
+    /// `compress` in `pieces` pieces, deflated concurrently when there are several (see there); internal so tests can
+    /// choose the count.
+    static func compressInPieces(
+        _ bytes: [UInt8], pieces: Int, level: Int32, strategy: Strategy, limit: Int? = nil
+    ) -> [UInt8]? {
+        guard !bytes.isEmpty, pieces >= 1 else { return nil }
         let size = (bytes.count + pieces - 1) / pieces
         let parts = Mutex<[(bytes: [UInt8], adler: uLong)?]>(Array(repeating: nil, count: pieces))
         bytes.withUnsafeBufferPointer { all in
             nonisolated(unsafe) let all = all
-            DispatchQueue.concurrentPerform(iterations: pieces) { k in
+            @Sendable func piece(_ k: Int) {
                 let piece = UnsafeBufferPointer(rebasing: all[(k * size)..<min(all.count, (k + 1) * size)])
                 guard let deflated = deflateRaw(piece, level: level, strategy: strategy, last: k == pieces - 1)
                 else { return }
                 let adler = CZlib.adler32(1, piece.baseAddress, uInt(piece.count))
                 parts.withLock { $0[k] = (deflated, adler) }
             }
+            if pieces == 1 {
+                piece(0)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: pieces) { k in piece(k) }
+            }
         }
         let done = parts.withLock { $0 }.compactMap { $0 }
         guard done.count == pieces else { return nil }
         var total = 2 + 4
         for part in done { total += part.bytes.count }
-        guard total < bytes.count else { return nil }
-        // CMF 0x78: deflate with a 32 KiB window; FLG 0x01: the fastest level, no dictionary, check bits.
-        var out: [UInt8] = [0x78, 0x01]
+        guard total < (limit ?? bytes.count) else { return nil }
+        var out = header(level: level)
         out.reserveCapacity(total)
         var adler = done[0].adler
         for (k, part) in done.enumerated() {
@@ -113,6 +101,21 @@ enum Zlib {
         let check = UInt32(truncatingIfNeeded: adler)
         out += [UInt8(check >> 24), UInt8(check >> 16 & 0xff), UInt8(check >> 8 & 0xff), UInt8(check & 0xff)]
         return out
+    }
+
+    /// The 2-byte zlib header zlib itself writes for `level`: CMF 0x78 (deflate, 32 KiB window), then FLG with the
+    /// level's class (informational) and the check bits that make the pair a multiple of 31.
+    static func header(level: Int32) -> [UInt8] {
+        let levelClass: UInt16 =
+            switch level {
+            case 6, Z_DEFAULT_COMPRESSION: 2
+            case ...1: 0
+            case 2...5: 1
+            default: 3
+            }
+        let unchecked: UInt16 = 0x7800 | levelClass << 6
+        let check = (31 - unchecked % 31) % 31
+        return [0x78, UInt8(truncatingIfNeeded: (unchecked | check) & 0xff)]
     }
 
     /// Raw deflate (no header, no trailer) of one piece: `last` finishes the stream; otherwise the piece ends with a

@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 import Testing
 
@@ -43,5 +44,27 @@ import Testing
         // The last byte belongs to the Adler-32 of the whole input.
         joined[joined.count - 1] ^= 0x40
         #expect(Zlib.decompress(joined[...], count: input.count) == nil)
+    }
+
+    /// One piece is exactly what zlib's own `compress2` writes, header and Adler-32 included, at every level class.
+    @Test(arguments: [Int32(1), 4, 6, 9])
+    func onePieceIsWhatZlibItselfWrites(level: Int32) throws {
+        let input = Self.recordLikeBytes(200_000, seed: UInt64(level))
+        var bound = compressBound(uLong(input.count))
+        var reference = [UInt8](repeating: 0, count: Int(bound))
+        let status = reference.withUnsafeMutableBufferPointer { o in
+            input.withUnsafeBufferPointer { compress2(o.baseAddress, &bound, $0.baseAddress, uLong($0.count), level) }
+        }
+        #expect(status == Z_OK)
+        reference.removeLast(reference.count - Int(bound))
+        #expect(Zlib.compress(input, level: level) == reference)
+        #expect(Array(reference.prefix(2)) == Zlib.header(level: level))
+    }
+
+    @Test func aLimitRefusesOutputThatIsNotShorter() throws {
+        let input = Self.recordLikeBytes(100_000, seed: 3)
+        let packed = try #require(Zlib.compress(input, level: 1, strategy: .huffmanOnly))
+        #expect(Zlib.compress(input, level: 1, strategy: .huffmanOnly, limit: packed.count) == nil)
+        #expect(Zlib.compress(input, level: 1, strategy: .huffmanOnly, limit: packed.count + 1) == packed)
     }
 }
