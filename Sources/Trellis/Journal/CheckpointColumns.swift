@@ -530,6 +530,8 @@ extension ByteReader {
     /// Text packed by `CheckpointColumns.packAlphabet`: `count` bytes.
     mutating func unpackAlphabet(count: Int) throws -> [UInt8] {
         let size = Int(try u8()) + 1
+        // The writer packs at most 64 distinct bytes; the code table below has room for no more.
+        guard size <= 64 else { throw failure("an alphabet of \(size) bytes (at most 64)") }
         let alphabet = Array(try take(size))
         let width = size == 1 ? 0 : 64 - UInt64(size - 1).leadingZeroBitCount
         let codes = try take((count * width + 7) / 8)

@@ -301,6 +301,12 @@ import Testing
         // A code past the alphabet is damage.
         var r = ByteReader([2, 10, 20, 30, 0b1111_1111], context: "t")
         #expect(throws: TrellisError.self) { try r.unpackAlphabet(count: 4) }
+        // An alphabet larger than any writer packs (65…256 bytes) is damage, not an index past the code table.
+        for size in [65, 200, 256] {
+            var big = ByteReader(
+                [UInt8(size - 1)] + (0..<size).map { UInt8($0) } + [UInt8](repeating: 0xff, count: 8), context: "t")
+            #expect(throws: TrellisError.self) { try big.unpackAlphabet(count: 8) }
+        }
     }
 
     @Test func inPlaceSortSortsLikeTheStandardLibrary() {
