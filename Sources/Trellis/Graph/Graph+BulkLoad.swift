@@ -45,7 +45,7 @@ struct GraphBulkLoader {
                 current = Leaf(layout)
                 currentKey = key
             }
-            Self.fill(&current!, rows: i..<j, of: chunk, cursors: &cursors, layout: layout)
+            try Self.fill(&current!, rows: i..<j, of: chunk, cursors: &cursors, layout: layout, context: context)
             i = j
         }
         count += serials.count
@@ -97,8 +97,8 @@ struct GraphBulkLoader {
     /// values used so far.
     private static func fill(
         _ leaf: inout Leaf, rows: Range<Int>, of chunk: CheckpointColumns.DecodedChunk, cursors: inout [Int],
-        layout: EntityLayout
-    ) {
+        layout: EntityLayout, context: String
+    ) throws {
         let slots = chunk.serials[rows].map { Int($0 & Leaf.mask) }
         for r in slots { leaf.present |= 1 << UInt64(r) }
         for (c, column) in chunk.columns.enumerated() {
@@ -147,6 +147,11 @@ struct GraphBulkLoader {
                 for i in rows where !column.isNull(i) { last += 1 }
                 let from = first == 0 ? 0 : column.ends[first - 1]
                 let to = last == 0 ? 0 : column.ends[last - 1]
+                // A leaf's text is addressed with 32-bit ends; only damage (chunk after chunk of text for one leaf)
+                // can pass that.
+                guard old.bytes.count + (to - from) <= Int(UInt32.max) else {
+                    throw TrellisError(.corrupt, "\(context): more than 4 GiB of text for the strings of one leaf")
+                }
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(old.bytes.count + to - from)
                 bytes.append(contentsOf: old.bytes)
