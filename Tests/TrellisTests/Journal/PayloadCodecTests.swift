@@ -57,7 +57,9 @@ import Testing
             case 2:
                 bytes[Int(random.next() % UInt64(bytes.count))] ^= 0x80
                 bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(random.next() % 13)
-            default: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: Int(random.next() % 8))
+            default:
+                bytes.insert(
+                    UInt8(truncatingIfNeeded: random.next()), at: Int(random.next() % UInt64(min(8, bytes.count + 1))))
             }
             let expected = Result { try Self.referenceDecode(bytes, context: "damaged") }
             let actual = Result { try ChangeSetCodec.decode(bytes, schema: Self.schema, context: "damaged") }
