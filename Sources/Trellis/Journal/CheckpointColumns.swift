@@ -114,7 +114,7 @@ enum CheckpointColumns {
                 // Text of a small alphabet packs into a few bits a byte and unpacks many times faster than it
                 // inflates; it is chosen unless deflate saves more than a twentieth.
                 let packed = text.count <= maxPackedText ? Self.packAlphabet(text) : nil
-                let deflated = text.count >= 64 ? Self.smallestDeflate(text, level: level) : nil
+                let deflated = Self.smallestDeflate(text, level: level, strategies: [.huffmanOnly, .standard])
                 if let packed, packed.count <= (deflated?.count ?? text.count) * 21 / 20 {
                     head.u8(1)
                     w.section(head.bytes, level: level, strategies: [.standard])
@@ -122,7 +122,7 @@ enum CheckpointColumns {
                 } else {
                     head.u8(0)
                     w.section(head.bytes, level: level, strategies: [.standard])
-                    w.section(text, level: level, strategies: [.huffmanOnly, .standard])
+                    w.section(text, deflated: deflated)
                 }
             case .other:
                 for (p, r) in live { head.value(parts[p].leaf.columns[a].others[r]) }
@@ -169,10 +169,12 @@ enum CheckpointColumns {
         return [UInt8(alphabet.count - 1)] + alphabet + packer.finish()
     }
 
-    /// The smallest zlib stream of `bytes` among the strategies, or nil when none is smaller than `bytes`.
-    static func smallestDeflate(_ bytes: [UInt8], level: Int32) -> [UInt8]? {
+    /// The smallest zlib stream of `bytes` among the strategies (the first of equals), or nil when none is smaller
+    /// than `bytes` or `bytes` is under 64 bytes (too short to gain).
+    static func smallestDeflate(_ bytes: [UInt8], level: Int32, strategies: [Zlib.Strategy]) -> [UInt8]? {
+        guard bytes.count >= 64 else { return nil }
         var best: [UInt8]?
-        for strategy in [Zlib.Strategy.huffmanOnly, .standard] {
+        for strategy in strategies {
             if let packed = Zlib.compress(bytes, level: level, strategy: strategy, limit: best?.count ?? bytes.count) {
                 best = packed
             }
@@ -415,16 +417,11 @@ enum CheckpointColumns {
 extension ByteWriter {
     /// A section: `raw` deflated with the first of `strategies` that makes it smallest, or stored as is.
     mutating func section(_ raw: [UInt8], level: Int32, strategies: [Zlib.Strategy]) {
-        var best: [UInt8]?
-        if raw.count >= 64 {
-            for strategy in strategies {
-                if let packed = Zlib.compress(
-                    raw, level: level, strategy: strategy, limit: best?.count ?? raw.count)
-                {
-                    best = packed
-                }
-            }
-        }
+        section(raw, deflated: CheckpointColumns.smallestDeflate(raw, level: level, strategies: strategies))
+    }
+
+    /// A section of `raw`, stored deflated as `deflated` (its zlib stream, if one was made) when that saves enough.
+    mutating func section(_ raw: [UInt8], deflated best: [UInt8]?) {
         // Inflating costs time on every load: a saving under a thirty-second is not worth it.
         if let best, best.count < raw.count - raw.count / 32 {
             u8(RecordCodec.zlib.rawValue)
