@@ -36,13 +36,6 @@ extension IndexTree {
         }
     }
 
-    /// Records in `changes` the entry `update(columns, serial:, adding:, value:)` would add or remove.
-    func record(
-        _ columns: [Int], serial: UInt64, adding: Bool, into changes: inout IndexChanges, value: (Int) -> Value
-    ) {
-        encoder.record(columns, serial: serial, adding: adding, into: &changes, value: value)
-    }
-
     /// Applies recorded changes with the result of calling `update` for each, in order.
     mutating func apply(_ changes: IndexChanges, rebuildRatio: Int = 32) {
         switch self {

@@ -88,7 +88,9 @@ struct SortedTreeMergeTests {
                     let serial = UInt64(1 + random.below(round % 4 == 3 ? 5_000 : 300))
                     let adding = random.chance(60)
                     oneByOne.update(layout.columns, serial: serial, adding: adding) { values[$0] }
-                    batched.record(layout.columns, serial: serial, adding: adding, into: &changes) { values[$0] }
+                    batched.encoder.record(layout.columns, serial: serial, adding: adding, into: &changes) {
+                        values[$0]
+                    }
                 }
                 batched.apply(changes, rebuildRatio: rebuildRatio)
                 batched.checkInvariants()
