@@ -1,27 +1,8 @@
 import Foundation
 
 /// The payload of a columns chunk (record type 4, checkpoint format version 2): a run of rows of one entity, stored
-/// column by column, each column in sections that are deflated when that makes them smaller.
-///
-/// ```
-/// varint entity, varint row count n (1…65,536)
-/// section: serials (ints block of n; strictly ascending, above the entity's previous chunk)
-/// per attribute, schema order:
-///   bool          section: nulls, bitmap of the k non-null values
-///   int kinds     section: nulls, ints block of k
-///   double, date  section: nulls, u8 layout (0: k × 8 bytes LE, 1: 8 byte planes of k bytes, low byte first)
-///   string        section: nulls, ints block of k byte lengths;  section: the k strings' UTF-8, concatenated
-///   other kinds   section: nulls, k tagged values (the value encoding of change sets)
-/// per relationship, schema order: section: ints block of n target counts, ints block of the targets, row by row
-///                                 (each row's strictly ascending)
-///
-/// section   u8 codec (0 stored, 1 zlib stream), varint length U; codec 0: U bytes; codec 1: varint stored length S,
-///           S bytes that inflate to exactly U
-/// nulls     u8 0: no nulls (k = n); 1: ⌈n/8⌉ bytes, bit i (LSB first) set = row i is null
-/// ints      u8 mode; 0 (frame of reference): zigzag base, u8 width w (0…64), ⌈count·w/8⌉ bytes of value − base,
-///           w bits each, LSB first; 1 (delta): zigzag first value, then a frame-of-reference block of the
-///           count − 1 differences to the previous value. All arithmetic wraps modulo 2⁶⁴.
-/// ```
+/// column by column, each column in sections that are deflated when that makes them smaller. journal-format.md
+/// ("Columns chunk payload") gives every byte; this file writes and reads exactly that.
 enum CheckpointColumns {
     /// The most rows a chunk may hold; bounds what a damaged count can make the reader allocate.
     static let maxRows = 65_536
@@ -292,23 +273,14 @@ enum CheckpointColumns {
                 let bytes = try c.take((k + 7) / 8)
                 column.bools = [UInt64](repeating: 0, count: (k + 63) / 64)
                 for (i, byte) in bytes.enumerated() { column.bools[i >> 3] |= UInt64(byte) << UInt64((i & 7) * 8) }
+                guard (k & 7 == 0 || bytes.last! >> UInt8(k & 7) == 0) else { throw c.failure("stray bool bits") }
             case .int:
                 column.ints = try c.ints(count: k)
             case .double, .date:
                 let layoutByte = try c.u8()
                 column.doubles = [UInt64](repeating: 0, count: k)
+                // Byte planes are the one layout (1); the byte leaves room for another.
                 switch layoutByte {
-                case 0:
-                    let bytes = try c.take(k * 8)
-                    bytes.withUnsafeBufferPointer { b in
-                        column.doubles.withUnsafeMutableBufferPointer { out in
-                            for i in 0..<k {
-                                var v: UInt64 = 0
-                                for j in 0..<8 { v |= UInt64(b[i * 8 + j]) << UInt64(j * 8) }
-                                out[i] = v
-                            }
-                        }
-                    }
                 case 1:
                     try c.expectEnd()
                     for plane in 0..<8 {
