@@ -168,7 +168,8 @@ enum Checkpoint {
             knownTypes: knownTypes(version: header.version))
         var graph = Graph(schema: schema)
         var loader = GraphBulkLoader(schema: schema)
-        var offset = Int(FileHeader.length(try file.read(at: 0, count: 16), magic: JournalFormat.checkpointMagic)!)
+        // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
+        var offset = header.encoded().count
         var expected: UInt64 = 1
         while true {
             guard let step = try scanner?.step(at: offset) else { throw damage(.length, offset, "no scanner") }
