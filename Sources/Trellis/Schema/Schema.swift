@@ -12,12 +12,30 @@
 /// ])
 /// ```
 public struct Schema: Sendable, Equatable {
-    public let entities: [EntityDescription]
+    /// Everything a schema holds, behind one reference: a graph (and so every snapshot) carries its schema, and
+    /// copying a snapshot should cost one retain for it, not one per array.
+    private final class Storage: Sendable {
+        let entities: [EntityDescription]
+        let fingerprint: UInt64
+        let layouts: [EntityLayout]
+        let entityNumbers: [String: UInt32]
+
+        init(_ entities: [EntityDescription], _ layouts: [EntityLayout], _ numbers: [String: UInt32]) {
+            self.entities = entities
+            self.layouts = layouts
+            self.entityNumbers = numbers
+            self.fingerprint = SchemaFingerprint.digest(of: entities)
+        }
+    }
+
+    private let storage: Storage
+
+    public var entities: [EntityDescription] { storage.entities }
     /// A stable 64-bit digest of everything that shapes stored data (names, types, optionality, defaults,
     /// relationships, indexes), for recognising the schema a file was written with.
-    public let fingerprint: UInt64
-    let layouts: [EntityLayout]
-    private let entityNumbers: [String: UInt32]
+    public var fingerprint: UInt64 { storage.fingerprint }
+    var layouts: [EntityLayout] { storage.layouts }
+    private var entityNumbers: [String: UInt32] { storage.entityNumbers }
 
     public init(_ entities: [EntityDescription]) throws {
         var numbers: [String: UInt32] = [:]
@@ -31,13 +49,12 @@ public struct Schema: Sendable, Equatable {
         for (i, entity) in entities.enumerated() {
             layouts.append(try EntityLayout(entity, number: UInt32(i), in: entities, numbers: numbers))
         }
-        self.entities = entities
-        self.entityNumbers = numbers
-        self.layouts = layouts
-        self.fingerprint = SchemaFingerprint.digest(of: entities)
+        storage = Storage(entities, layouts, numbers)
     }
 
-    public static func == (lhs: Schema, rhs: Schema) -> Bool { lhs.entities == rhs.entities }
+    public static func == (lhs: Schema, rhs: Schema) -> Bool {
+        lhs.storage === rhs.storage || lhs.entities == rhs.entities
+    }
 
     /// The number of the entity named `name`, as carried in `ObjectID.entity`.
     public func entityNumber(_ name: String) throws -> UInt32 {
