@@ -56,7 +56,11 @@ public struct Graph: Sendable {
     /// if let item = snapshot.object(id) { total += item.double(score) ?? 0; names.append(item.string(title) ?? "") }
     /// ```
     public func object(_ id: ObjectID) -> Row? {
-        guard let (leaf, r) = table(id)?.locate(id.serial) else { return nil }
+        // Reached in place: `table(id)` would copy the entity's table (and retain its trie and index list) first.
+        let e = Int(id.entity)
+        guard e < tables.count else { return nil }
+        let (l, r) = EntityTable.split(id.serial)
+        guard let leaf = tables[e].leaves[l], leaf.contains(r) else { return nil }
         return Row(leaf: leaf, index: r, id: id)
     }
 

@@ -31,7 +31,11 @@ struct PackedStrings: Sendable {
 
     func string(_ row: Int) -> String {
         let range = span(row)
-        return range.isEmpty ? "" : String(decoding: bytes[range], as: UTF8.self)
+        if range.isEmpty { return "" }
+        // Decoded straight from the buffer: a slice of `bytes` would retain and release it.
+        return bytes.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self)
+        }
     }
 
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }

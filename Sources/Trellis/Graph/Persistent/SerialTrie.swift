@@ -69,15 +69,27 @@ struct SerialTrie<Value> {
     ///
     /// - Complexity: O(h), h ≤ 11.
     func value(forKey key: UInt64) -> Value? {
-        guard var node = root, Self.fits(key, height: height) else { return nil }
-        var level = height
-        while true {
-            let index = Node.index(of: key, level: level)
-            guard node.bitmap & (1 &<< UInt64(index)) != 0 else { return nil }
-            let position = node.position(ofSlot: index)
-            if level == 0 { return node.item(at: position) }
-            node = node.children[position]
-            level -= 1
+        guard let root, Self.fits(key, height: height) else { return nil }
+        // Nodes below the root live as long as the root does: the descent visits them unretained (a retain and a
+        // release per level cost more than the level's work).
+        return withExtendedLifetime(root) {
+            var node = Unmanaged.passUnretained(root)
+            var level = height
+            while true {
+                let index = Node.index(of: key, level: level)
+                let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
+                    guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
+                    if level == 0 { return (true, nil) }
+                    let position = n.position(ofSlot: index)
+                    return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
+                }
+                guard step.found else { return nil }
+                guard let next = step.next else {
+                    return node._withUnsafeGuaranteedRef { $0.item(at: $0.position(ofSlot: index)) }
+                }
+                node = next
+                level -= 1
+            }
         }
     }
 

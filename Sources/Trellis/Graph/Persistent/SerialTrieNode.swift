@@ -12,12 +12,15 @@
 /// A node that is reachable from more than one trie value is never mutated (mutation copies it first), which is what
 /// makes the unchecked `Sendable` conformance sound.
 final class SerialTrieNode<Value>: @unchecked Sendable {
+    // No run-time exclusivity checks: a node is written only while one trie value holds it (see above), so no read
+    // can overlap a write, and a check on every level of a lookup cost more than the level's work.
+
     /// Bit `i` is set when slot `i` is occupied.
-    var bitmap: UInt64
+    @exclusivity(unchecked) var bitmap: UInt64
     /// Leaf elements in slot order; always empty for interior nodes and for zero-sized `Value`s.
-    var items: ContiguousArray<Value>
+    @exclusivity(unchecked) var items: ContiguousArray<Value>
     /// Interior children in slot order; always empty for leaves.
-    var children: ContiguousArray<SerialTrieNode<Value>>
+    @exclusivity(unchecked) var children: ContiguousArray<SerialTrieNode<Value>>
 
     /// A node with the given contents; the default is empty, a state that lasts only until the insertion that made it
     /// fills it.

@@ -16,10 +16,12 @@
 /// A node reachable from more than one tree value is never mutated (mutation copies it first), which is what makes the
 /// unchecked `Sendable` conformance sound.
 final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
-    var keys: ContiguousArray<Key>
-    var values: ContiguousArray<Value>
-    var children: ContiguousArray<SortedTreeNode<Key, Value>>
-    var counts: ContiguousArray<Int>
+    // No run-time exclusivity checks: a node is written only while one tree value holds it (see above), so no read can
+    // overlap a write, and the check cost more than a comparison on every read of a descent.
+    @exclusivity(unchecked) var keys: ContiguousArray<Key>
+    @exclusivity(unchecked) var values: ContiguousArray<Value>
+    @exclusivity(unchecked) var children: ContiguousArray<SortedTreeNode<Key, Value>>
+    @exclusivity(unchecked) var counts: ContiguousArray<Int>
 
     /// A node with the given contents: keys and values for a leaf; keys, children and counts for an internal node.
     ///
@@ -56,8 +58,8 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
     ///
     /// - Complexity: O(log f) comparisons for f keys.
     func firstPosition(notBelow key: Key) -> Int {
-        // One access to the stored array for the whole search: indexing `self.keys` in the loop paid an exclusivity
-        // check and a retain per comparison.
+        // One access to the stored array for the whole search: indexing `self.keys` in the loop paid a retain per
+        // comparison.
         keys.withUnsafeBufferPointer { keys in
             var low = 0
             var high = keys.count
