@@ -15,18 +15,38 @@ import Foundation
 /// Positions, not names, identify attributes and relationships: the schema stored in the segment header says what
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 enum ChangeSetCodec {
-    static func encode(_ changes: ChangeSet, schema: Schema) -> [UInt8] {
-        PayloadWriter.bytes(estimate: estimatedSize(changes)) { w in encode(changes, into: &w) }
+    /// The payload of `changes`. `insertsSection`, when given, must be `encodeInserts(changes.inserts)`, encoded
+    /// ahead (on another thread, while the commit applied the inserts); it is copied in instead of encoded again.
+    static func encode(_ changes: ChangeSet, schema: Schema, insertsSection: [UInt8]? = nil) -> [UInt8] {
+        var estimate = estimatedSize(changes, inserts: insertsSection == nil)
+        if let insertsSection { estimate += insertsSection.count }
+        return PayloadWriter.bytes(estimate: estimate) { w in
+            if let insertsSection { w.raw(insertsSection) } else { encodeInserts(changes.inserts, into: &w) }
+            encodeRest(changes, into: &w)
+        }
     }
 
-    private static func encode(_ changes: ChangeSet, into w: inout PayloadWriter) {
-        w.varint(changes.inserts.count)
-        for insert in changes.inserts {
+    /// The payload's first section, the inserts: the same bytes `encode` writes for them.
+    static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
+        var changes = ChangeSet()
+        changes.inserts = inserts
+        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true)) { w in
+            encodeInserts(inserts, into: &w)
+        }
+    }
+
+    private static func encodeInserts(_ inserts: [ChangeSet.Insert], into w: inout PayloadWriter) {
+        w.varint(inserts.count)
+        for insert in inserts {
             w.varint(UInt64(insert.id.entity))
             w.varint(insert.id.serial)
             w.varint(insert.values.count)
             for v in insert.values { w.value(v) }
         }
+    }
+
+    /// Every section after the inserts.
+    private static func encodeRest(_ changes: ChangeSet, into w: inout PayloadWriter) {
         w.varint(changes.updates.count)
         for update in changes.updates {
             w.varint(UInt64(update.id.entity))
@@ -63,9 +83,9 @@ enum ChangeSetCodec {
 
     /// A guess at the encoded size, so that the writer rarely grows: the first insert's values (and the first
     /// update's changes) stand for the rest, with a quarter more for variation.
-    private static func estimatedSize(_ changes: ChangeSet) -> Int {
+    private static func estimatedSize(_ changes: ChangeSet, inserts: Bool) -> Int {
         var size = 64 + changes.edits.count * 16 + changes.deletes.count * 64
-        if let first = changes.inserts.first {
+        if inserts, let first = changes.inserts.first {
             size += changes.inserts.count * (8 + first.values.reduce(0) { $0 + estimatedSize($1) })
         }
         if let first = changes.updates.first {

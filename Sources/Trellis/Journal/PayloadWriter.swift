@@ -96,6 +96,12 @@ struct PayloadWriter {
 
     @inline(__always) mutating func varint(_ v: Int) { varint(UInt64(v)) }
 
+    /// Bytes encoded elsewhere, as they are.
+    mutating func raw(_ b: [UInt8]) {
+        reserve(b.count)
+        b.withUnsafeBytes { putBytes($0) }
+    }
+
     /// Varint length, then the bytes.
     mutating func blob(_ b: UnsafeRawBufferPointer) {
         reserve(10 + b.count)

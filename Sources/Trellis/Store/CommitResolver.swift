@@ -13,9 +13,25 @@ struct CommitResolver {
     /// Objects whose unique-constrained values are new.
     private var uniqueChecks: [ObjectID] = []
 
+    /// Inserts encoded for the journal on another thread while they are applied (see `resolve(_:on:encodingAhead:)`).
+    private var insertsSection: EncodingAhead?
+    private var encodesAhead = false
+
     static func resolve(_ tx: Transaction, on base: Graph) throws -> (Graph, ChangeSet) {
+        let (graph, changes, _) = try resolve(tx, on: base, encodingAhead: false)
+        return (graph, changes)
+    }
+
+    /// `resolve(_:on:)`; with `encodingAhead`, a commit of many inserts also encodes them for the journal on another
+    /// thread while it applies them, and returns that work (`ChangeSetCodec.encodeInserts(changes.inserts)`).
+    static func resolve(
+        _ tx: Transaction, on base: Graph, encodingAhead: Bool
+    ) throws -> (
+        Graph, ChangeSet, EncodingAhead?
+    ) {
         for check in tx.checks { try check(base) }
         var resolver = CommitResolver(graph: base)
+        resolver.encodesAhead = encodingAhead
         try resolver.resolveInserts(tx)
         try resolver.resolveUpdates(tx)
         try resolver.resolveEdits(tx)
@@ -23,7 +39,7 @@ struct CommitResolver {
         try resolver.checkUniqueConstraints()
         try resolver.checkRelationshipCounts()
         resolver.graph.sequence = base.sequence + 1
-        return (resolver.graph, resolver.changes)
+        return (resolver.graph, resolver.changes, resolver.insertsSection)
     }
 
     private init(graph: Graph) { self.graph = graph }
@@ -74,6 +90,11 @@ struct CommitResolver {
             }
             if !layout.indexes.isEmpty { uniqueChecks.append(id) }
             if !layout.relationships.isEmpty { touched.insert(id) }
+        }
+        if encodesAhead, inserts.count >= EncodingAhead.minimumInserts {
+            // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold.
+            let final = inserts
+            insertsSection = EncodingAhead { ChangeSetCodec.encodeInserts(final) }
         }
         try graph.applyInserts(inserts)
         changes.inserts = inserts

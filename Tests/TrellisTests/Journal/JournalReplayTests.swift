@@ -30,6 +30,37 @@ import Testing
         #expect(id.serial > live.maxSerials[Int(id.entity)])
     }
 
+    /// A commit of many inserts encodes them for the journal on another thread while it applies them; with updates,
+    /// links and deletes in the same commit, the record still replays to the live graph.
+    @Test func aCommitWhoseInsertsAreEncodedAheadReplaysEqual() throws {
+        let disk = SimulatedFileLayer()
+        let store = try disk.open()
+        try JournalWorkload.run(store, seed: 77, commits: 6) { _ in }
+        let schema = store.schema
+        var setup = store.transaction()
+        let tags = [try setup.insert("Tag", ["label": "first"]), try setup.insert("Tag", ["label": "second"])]
+        let items = [try setup.insert("Item", ["title": "holder", "score": 1, "count": 2])]
+        try store.commit(setup)
+        var tx = store.transaction()
+        let count = EncodingAhead.minimumInserts + 37
+        var fresh: [ObjectID] = []
+        for k in 0..<count { fresh.append(try tx.insert("Tag", ["label": .string("bulk tag \(k)")])) }
+        try tx.set(tags[0], "label", "renamed")
+        try tx.link(items[0], "tags", fresh[5])
+        try tx.delete(tags[1])
+        let commit = try store.commit(tx)
+        #expect(commit.changes.inserts.count == count)
+        #expect(commit.changes.updates.count == 1 && commit.changes.deletes.count >= 1)
+        let live = store.snapshot
+        try store.close()
+        let reopened = try disk.open()
+        defer { try? reopened.close() }
+        #expect(GraphEquality.differences(live, reopened.snapshot) == [])
+        #expect(
+            reopened.snapshot.value(fresh[count - 1], try schema.attribute("Tag", "label"))
+                == .string("bulk tag \(count - 1)"))
+    }
+
     @Test(arguments: 0..<20)
     func crashDroppingUnsyncedDataKeepsEveryAcknowledgedCommit(seed: Int) throws {
         let disk = SimulatedFileLayer()
