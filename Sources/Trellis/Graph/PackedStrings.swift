@@ -38,6 +38,38 @@ struct PackedStrings: Sendable {
         }
     }
 
+    /// Row `row`'s string, read through a pointer to the column's storage. Reading it from the leaf's buffer, the
+    /// compiler kept both arrays retained across the string initializer (an opaque call), four atomic operations per
+    /// read; here the bytes go to the stack first and the string is made from there once the arrays are done with.
+    @inline(__always)
+    static func string(at strings: UnsafePointer<PackedStrings>, _ row: Int) -> String {
+        var copy: StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
+        let count = withUnsafeMutableBytes(of: &copy) { buffer -> Int in
+            let ends = strings.pointer(to: \.ends)!
+            let bytes = strings.pointer(to: \.bytes)!
+            let range = Self.span(ends, row)
+            guard range.count <= buffer.count else { return -1 }
+            bytes.pointee.withUnsafeBufferPointer { source in
+                for k in 0..<range.count { buffer[k] = source[range.lowerBound &+ k] }
+            }
+            return range.count
+        }
+        if count < 0 { return strings.pointee.string(row) }
+        return withUnsafeBytes(of: copy) { all -> String in
+            String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
+        }
+    }
+
+    @inline(__always)
+    private static func span(_ ends: UnsafePointer<[UInt32]>, _ row: Int) -> Range<Int> {
+        ends.pointee.withUnsafeBufferPointer { ends in
+            if ends.isEmpty { return 0..<0 }
+            return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
+        }
+    }
+
+    private typealias StackBytes = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
 
     mutating func set(_ row: Int, _ string: String) {

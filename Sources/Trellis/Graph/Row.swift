@@ -36,8 +36,12 @@ public struct Row: Sendable {
 
     public func string(_ attribute: AttributeKey) -> String? {
         let i = attribute.index
-        guard leaf.columns[i].kind == .string, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].strings.string(index)
+        // Through the buffer: `leaf.columns[i].strings` copied the column's string storage out first (a retain and a
+        // release of both its arrays per read).
+        return leaf.columns.withUnsafeBufferPointer { columns in
+            guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
+            return PackedStrings.string(at: (columns.baseAddress! + i).pointer(to: \.strings)!, index)
+        }
     }
 
     /// A date attribute's value, read without building a `Value`.
