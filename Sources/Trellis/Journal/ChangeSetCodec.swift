@@ -15,14 +15,16 @@ import Foundation
 /// Positions, not names, identify attributes and relationships: the schema stored in the segment header says what
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 enum ChangeSetCodec {
-    /// The payload of `changes`. `insertsSection`, when given, must be `encodeInserts(changes.inserts)`, encoded
-    /// ahead (on another thread, while the commit applied the inserts); it is copied in instead of encoded again.
-    static func encode(_ changes: ChangeSet, schema: Schema, insertsSection: [UInt8]? = nil) -> [UInt8] {
-        var estimate = estimatedSize(changes, inserts: insertsSection == nil)
-        if let insertsSection { estimate += insertsSection.count }
+    /// The payload of `changes`. `ahead` may hold sections encoded already (on another thread, while the commit
+    /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)` and `ahead.updates`
+    /// `encodeUpdates(changes.updates)`; they are copied in instead of encoded again.
+    static func encode(_ changes: ChangeSet, schema: Schema, ahead: EncodedSections = EncodedSections()) -> [UInt8] {
+        var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
+        estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0)
         return PayloadWriter.bytes(estimate: estimate) { w in
-            if let insertsSection { w.raw(insertsSection) } else { encodeInserts(changes.inserts, into: &w) }
-            encodeRest(changes, into: &w)
+            if let inserts = ahead.inserts { w.raw(inserts) } else { encodeInserts(changes.inserts, into: &w) }
+            if let updates = ahead.updates { w.raw(updates) } else { encodeUpdates(changes.updates, into: &w) }
+            encodeEditsAndDeletes(changes, into: &w)
         }
     }
 
@@ -30,8 +32,17 @@ enum ChangeSetCodec {
     static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
         var changes = ChangeSet()
         changes.inserts = inserts
-        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true)) { w in
+        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
             encodeInserts(inserts, into: &w)
+        }
+    }
+
+    /// The payload's second section, the updates: the same bytes `encode` writes for them.
+    static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [UInt8] {
+        var changes = ChangeSet()
+        changes.updates = updates
+        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: false, updates: true)) { w in
+            encodeUpdates(updates, into: &w)
         }
     }
 
@@ -45,10 +56,9 @@ enum ChangeSetCodec {
         }
     }
 
-    /// Every section after the inserts.
-    private static func encodeRest(_ changes: ChangeSet, into w: inout PayloadWriter) {
-        w.varint(changes.updates.count)
-        for update in changes.updates {
+    private static func encodeUpdates(_ updates: [ChangeSet.Update], into w: inout PayloadWriter) {
+        w.varint(updates.count)
+        for update in updates {
             w.varint(UInt64(update.id.entity))
             w.varint(update.id.serial)
             w.varint(update.changes.count)
@@ -58,6 +68,10 @@ enum ChangeSetCodec {
                 w.value(change.new)
             }
         }
+    }
+
+    /// The sections after the updates.
+    private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout PayloadWriter) {
         w.varint(changes.edits.count)
         for edit in changes.edits {
             w.u8(edit.kind.rawValue)
@@ -83,12 +97,12 @@ enum ChangeSetCodec {
 
     /// A guess at the encoded size, so that the writer rarely grows: the first insert's values (and the first
     /// update's changes) stand for the rest, with a quarter more for variation.
-    private static func estimatedSize(_ changes: ChangeSet, inserts: Bool) -> Int {
+    private static func estimatedSize(_ changes: ChangeSet, inserts: Bool, updates: Bool) -> Int {
         var size = 64 + changes.edits.count * 16 + changes.deletes.count * 64
         if inserts, let first = changes.inserts.first {
             size += changes.inserts.count * (8 + first.values.reduce(0) { $0 + estimatedSize($1) })
         }
-        if let first = changes.updates.first {
+        if updates, let first = changes.updates.first {
             let perChange = first.changes.reduce(0) { $0 + 2 + estimatedSize($1.old) + estimatedSize($1.new) }
             size += changes.updates.count * (8 + perChange)
         }

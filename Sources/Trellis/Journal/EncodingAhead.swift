@@ -1,12 +1,12 @@
 import Dispatch
 import Synchronization
 
-/// Bytes being encoded on another thread: a large commit encodes its inserts for the journal on the second core while
-/// its own thread applies the same inserts to the graph.
+/// Bytes being encoded on another thread: a large commit encodes its inserts (or updates) for the journal on the
+/// second core while its own thread applies the same changes to the graph.
 final class EncodingAhead: Sendable {
-    /// Commits with at least this many inserts encode them ahead; below it, handing the work over costs more than it
-    /// saves.
-    static let minimumInserts = 4096
+    /// Commits with at least this many inserts (or updates) encode them ahead; below it, handing the work over costs
+    /// more than it saves.
+    static let minimumChanges = 4096
 
     private let result = Mutex<[UInt8]?>(nil)
     private let done = DispatchSemaphore(value: 0)
@@ -25,4 +25,19 @@ final class EncodingAhead: Sendable {
         done.wait()
         return result.withLock { $0 } ?? []
     }
+}
+
+/// Sections of a change record encoded ahead (see `ChangeSetCodec.encode(_:schema:ahead:)`); nil: encode it there.
+struct EncodedSections {
+    var inserts: [UInt8]?
+    var updates: [UInt8]?
+}
+
+/// The sections a commit is encoding ahead.
+struct SectionsAhead {
+    var inserts: EncodingAhead?
+    var updates: EncodingAhead?
+
+    /// Waits for each section started.
+    func wait() -> EncodedSections { EncodedSections(inserts: inserts?.wait(), updates: updates?.wait()) }
 }

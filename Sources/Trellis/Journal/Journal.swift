@@ -134,10 +134,10 @@ final class Journal: Sendable {
 
     /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability
     /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order.
-    /// `insertsSection`: the commit's inserts encoded ahead (`ChangeSetCodec.encodeInserts`), or nil to encode them here.
-    func record(_ commit: Commit, insertsSection: [UInt8]? = nil) throws -> Ticket? {
+    /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`).
+    func record(_ commit: Commit, ahead: EncodedSections = EncodedSections()) throws -> Ticket? {
         if let failure { throw failure }
-        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, insertsSection: insertsSection)
+        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: ahead)
         guard payload.count <= JournalFormat.maxRecordBytes else {
             throw TrellisError(
                 .invalidArgument,

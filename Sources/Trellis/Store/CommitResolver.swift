@@ -13,8 +13,8 @@ struct CommitResolver {
     /// Objects whose unique-constrained values are new.
     private var uniqueChecks: [ObjectID] = []
 
-    /// Inserts encoded for the journal on another thread while they are applied (see `resolve(_:on:encodingAhead:)`).
-    private var insertsSection: EncodingAhead?
+    /// Sections encoded for the journal on another thread while they are applied (see `resolve(_:on:encodingAhead:)`).
+    private var ahead = SectionsAhead()
     private var encodesAhead = false
 
     static func resolve(_ tx: Transaction, on base: Graph) throws -> (Graph, ChangeSet) {
@@ -22,12 +22,13 @@ struct CommitResolver {
         return (graph, changes)
     }
 
-    /// `resolve(_:on:)`; with `encodingAhead`, a commit of many inserts also encodes them for the journal on another
-    /// thread while it applies them, and returns that work (`ChangeSetCodec.encodeInserts(changes.inserts)`).
+    /// `resolve(_:on:)`; with `encodingAhead`, a commit of many inserts (or updates) also encodes them for the
+    /// journal on another thread while it applies them, and returns that work (`ChangeSetCodec.encodeInserts` of
+    /// `changes.inserts`, `encodeUpdates` of `changes.updates`).
     static func resolve(
         _ tx: Transaction, on base: Graph, encodingAhead: Bool
     ) throws -> (
-        Graph, ChangeSet, EncodingAhead?
+        Graph, ChangeSet, SectionsAhead
     ) {
         for check in tx.checks { try check(base) }
         var resolver = CommitResolver(graph: base)
@@ -39,7 +40,7 @@ struct CommitResolver {
         try resolver.checkUniqueConstraints()
         try resolver.checkRelationshipCounts()
         resolver.graph.sequence = base.sequence + 1
-        return (resolver.graph, resolver.changes, resolver.insertsSection)
+        return (resolver.graph, resolver.changes, resolver.ahead)
     }
 
     private init(graph: Graph) { self.graph = graph }
@@ -91,10 +92,10 @@ struct CommitResolver {
             if !layout.indexes.isEmpty { uniqueChecks.append(id) }
             if !layout.relationships.isEmpty { touched.insert(id) }
         }
-        if encodesAhead, inserts.count >= EncodingAhead.minimumInserts {
+        if encodesAhead, inserts.count >= EncodingAhead.minimumChanges {
             // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold.
             let final = inserts
-            insertsSection = EncodingAhead { ChangeSetCodec.encodeInserts(final) }
+            ahead.inserts = EncodingAhead { ChangeSetCodec.encodeInserts(final) }
         }
         try graph.applyInserts(inserts)
         changes.inserts = inserts
@@ -140,6 +141,11 @@ struct CommitResolver {
             guard !update.changes.isEmpty else { continue }
             if changesUnique { uniqueChecks.append(id) }
             updates.append(update)
+        }
+        if encodesAhead, updates.count >= EncodingAhead.minimumChanges {
+            // `updates` is final here: what the second core encodes is what `changes.updates` will hold.
+            let final = updates
+            ahead.updates = EncodingAhead { ChangeSetCodec.encodeUpdates(final) }
         }
         try graph.applyUpdates(updates)
         changes.updates = updates

@@ -113,7 +113,7 @@ public final class Store: Sendable, DurablePublisher {
                 return (Commit(sequence: current.sequence, changes: ChangeSet(), snapshot: current), nil)
             }
             try checkWritable()
-            let (next, changes, insertsSection) = try CommitResolver.resolve(
+            let (next, changes, ahead) = try CommitResolver.resolve(
                 transaction, on: head, encodingAhead: journal != nil)
             if changes.isEmpty {
                 // Nothing to do after resolution (a link that already exists): no sequence number is spent.
@@ -122,7 +122,7 @@ public final class Store: Sendable, DurablePublisher {
             }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
             // Queued inside the lock so records reach the journal in sequence order.
-            let durable = try journal?.record(commit, insertsSection: insertsSection?.wait())
+            let durable = try journal?.record(commit, ahead: ahead.wait())
             head = next
             if durable == nil {
                 publish(next)

@@ -30,9 +30,9 @@ import Testing
         #expect(id.serial > live.maxSerials[Int(id.entity)])
     }
 
-    /// A commit of many inserts encodes them for the journal on another thread while it applies them; with updates,
-    /// links and deletes in the same commit, the record still replays to the live graph.
-    @Test func aCommitWhoseInsertsAreEncodedAheadReplaysEqual() throws {
+    /// A commit of many inserts (or updates) encodes them for the journal on another thread while it applies them;
+    /// with other changes in the same commit, the record still replays to the live graph.
+    @Test func commitsWhoseSectionsAreEncodedAheadReplayEqual() throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
         try JournalWorkload.run(store, seed: 77, commits: 6) { _ in }
@@ -42,7 +42,7 @@ import Testing
         let items = [try setup.insert("Item", ["title": "holder", "score": 1, "count": 2])]
         try store.commit(setup)
         var tx = store.transaction()
-        let count = EncodingAhead.minimumInserts + 37
+        let count = EncodingAhead.minimumChanges + 37
         var fresh: [ObjectID] = []
         for k in 0..<count { fresh.append(try tx.insert("Tag", ["label": .string("bulk tag \(k)")])) }
         try tx.set(tags[0], "label", "renamed")
@@ -51,6 +51,13 @@ import Testing
         let commit = try store.commit(tx)
         #expect(commit.changes.inserts.count == count)
         #expect(commit.changes.updates.count == 1 && commit.changes.deletes.count >= 1)
+        // Then as many updates, encoded ahead the same way, with an insert and a delete beside them.
+        var edit = store.transaction()
+        for (k, id) in fresh.enumerated() { try edit.set(id, "label", .string("relabelled \(k)")) }
+        _ = try edit.insert("Tag", ["label": "one more"])
+        try edit.delete(fresh[0])
+        let second = try store.commit(edit)
+        #expect(second.changes.updates.count == count)
         let live = store.snapshot
         try store.close()
         let reopened = try disk.open()
@@ -58,7 +65,7 @@ import Testing
         #expect(GraphEquality.differences(live, reopened.snapshot) == [])
         #expect(
             reopened.snapshot.value(fresh[count - 1], try schema.attribute("Tag", "label"))
-                == .string("bulk tag \(count - 1)"))
+                == .string("relabelled \(count - 1)"))
     }
 
     @Test(arguments: 0..<20)
