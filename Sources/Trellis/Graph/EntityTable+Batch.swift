@@ -14,7 +14,8 @@ extension EntityTable {
     }
 
     /// Inserts `inserts[run]`, whose serials all fall in one leaf; stops at the first row it refuses and reports it.
-    /// The rows before it stay inserted (with their index entries recorded).
+    /// The rows before it stay inserted (with their index entries recorded, unless `changes` is empty: another thread
+    /// is building the index trees).
     mutating func insertRun(
         _ inserts: [ChangeSet.Insert], _ run: Range<Int>, layout: EntityLayout, changes: inout [IndexChanges]
     ) -> BatchFailure? {
@@ -44,7 +45,7 @@ extension EntityTable {
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
         count += end - run.lowerBound
         let encoders = indexes.map(\.encoder)
-        let indexColumns = layout.indexes.map(\.columns)
+        let indexColumns = changes.isEmpty ? [] : layout.indexes.map(\.columns)
         for p in run.lowerBound..<end {
             let serial = inserts[p].id.serial
             maxSerial = max(maxSerial, serial)

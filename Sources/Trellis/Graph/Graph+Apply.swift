@@ -37,6 +37,60 @@ extension Graph {
     /// per index (the same result as one at a time; tests compare the two).
     static let batchFrom = 8
 
+    /// Batches of at least this many inserts (or updates, see `applyUpdates`) build their index trees on another
+    /// thread while the leaves are written; below it, handing the work over costs more than it saves.
+    static let parallelIndexesFrom = 4096
+
+    /// Every entity's index trees once `inserts` (all of them valid) are in: the changes `insertRun` records, applied
+    /// to this graph's trees. Reads only the inserted values, so it can run while another thread writes the leaves.
+    func indexes(after inserts: [ChangeSet.Insert]) -> [[IndexTree]] {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        let encoders = tables.map { $0.indexes.map(\.encoder) }
+        let columns = schema.layouts.map { $0.indexes.map(\.columns) }
+        for insert in inserts {
+            let e = Int(insert.id.entity)
+            guard e < tables.count, insert.values.count == schema.layouts[e].attributes.count else { continue }
+            for i in columns[e].indices {
+                encoders[e][i].record(columns[e][i], serial: insert.id.serial, adding: true, into: &changes[e][i]) {
+                    insert.values[$0]
+                }
+            }
+        }
+        return trees(applying: changes)
+    }
+
+    /// Every entity's index trees once `updates` are in, for one-attribute indexes and updates whose `old` values are
+    /// the stored ones: the changes `updateRun` records, from the updates alone.
+    func indexes(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[IndexTree]] {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        let encoders = tables.map { $0.indexes.map(\.encoder) }
+        for update in updates {
+            let e = Int(update.id.entity)
+            guard e < tables.count else { continue }
+            for change in update.changes {
+                let a = change.attribute
+                guard a >= 0, a < feeding[e].count, !change.old.isIdentical(to: change.new) else { continue }
+                for i in feeding[e][a] {
+                    encoders[e][i].record([a], serial: update.id.serial, adding: false, into: &changes[e][i]) { _ in
+                        change.old
+                    }
+                    encoders[e][i].record([a], serial: update.id.serial, adding: true, into: &changes[e][i]) { _ in
+                        change.new
+                    }
+                }
+            }
+        }
+        return trees(applying: changes)
+    }
+
+    private func trees(applying changes: [[IndexChanges]]) -> [[IndexTree]] {
+        tables.indices.map { e in
+            var table = tables[e]
+            table.applyIndexChanges(changes[e])
+            return table.indexes
+        }
+    }
+
     /// Inserts rows; from `batchFrom` inserts on, a leaf at a time with one index merge per index (the same result).
     mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
         guard inserts.count < Self.batchFrom else { return try applyInsertBatch(inserts) }
@@ -53,7 +107,13 @@ extension Graph {
     }
 
     private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
-        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        // A large batch has its index trees built on another thread from the inserted values while the leaves are
+        // written here; the trees it returns are the ones the changes recorded below would give.
+        let before = self
+        let indexes =
+            inserts.count >= Self.parallelIndexesFrom && tables.contains(where: { !$0.indexes.isEmpty })
+            ? BackgroundWork { before.indexes(after: inserts) } : nil
+        var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
         var start = 0
         while start < inserts.count {
             let id = inserts[start].id
@@ -74,23 +134,39 @@ extension Graph {
             }
             start = end
         }
-        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        if let indexes {
+            let trees = indexes.wait()
+            for e in tables.indices { tables[e].indexes = trees[e] }
+        } else {
+            for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        }
     }
 
     /// Applies attribute updates; from `batchFrom` updates on, a leaf at a time with one index merge per index (the
     /// same result).
-    mutating func applyUpdates(_ updates: [ChangeSet.Update]) throws {
+    ///
+    /// `oldValuesStored`: each object has one update, and each change's `old` is the value the graph holds (what
+    /// `CommitResolver` produces). A large batch may then have its index trees built on another thread from the old and
+    /// new values alone while the leaves are written here, when every index of the store is on one attribute.
+    mutating func applyUpdates(_ updates: [ChangeSet.Update], oldValuesStored: Bool = false) throws {
         guard updates.count >= Self.batchFrom else {
             for update in updates { try applyUpdate(update) }
             return
         }
-        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
         // Per entity and attribute, the indexes the attribute feeds.
         let feeding = schema.layouts.map { layout in
             layout.attributes.indices.map { a in
                 layout.indexes.indices.filter { layout.indexes[$0].columns.contains(a) }
             }
         }
+        let before = self
+        let indexes =
+            oldValuesStored && updates.count >= Self.parallelIndexesFrom
+                && schema.layouts.allSatisfy({ $0.indexes.allSatisfy { $0.columns.count == 1 } })
+                && tables.contains(where: { !$0.indexes.isEmpty })
+            ? BackgroundWork { before.indexes(after: updates, feeding: feeding) } : nil
+        var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
+        let noIndexes = feeding.map { $0.map { _ in [Int]() } }
         var start = 0
         while start < updates.count {
             let id = updates[start].id
@@ -104,7 +180,8 @@ extension Graph {
             let e = Int(id.entity)
             let run = start..<end
             switch tables[e].updateRun(
-                updates, run, layout: layout(id.entity), feeding: feeding[e], changes: &changes[e])
+                updates, run, layout: layout(id.entity), feeding: indexes == nil ? feeding[e] : noIndexes[e],
+                changes: &changes[e])
             {
             case nil: break
             case .missing(let p): throw reject("update of missing object", updates[p].id)
@@ -113,7 +190,12 @@ extension Graph {
             }
             start = end
         }
-        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        if let indexes {
+            let trees = indexes.wait()
+            for e in tables.indices { tables[e].indexes = trees[e] }
+        } else {
+            for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        }
     }
 
     mutating func applyUpdate(_ update: ChangeSet.Update) throws {

@@ -147,7 +147,7 @@ struct CommitResolver {
             let final = updates
             ahead.updates = EncodingAhead { ChangeSetCodec.encodeUpdates(final) }
         }
-        try graph.applyUpdates(updates)
+        try graph.applyUpdates(updates, oldValuesStored: true)
         changes.updates = updates
     }
 

@@ -232,3 +232,60 @@ import Testing
         #expect(try store.snapshot.value(notes[3], "title") == "t6")
     }
 }
+
+/// Batches of `Graph.parallelIndexesFrom` inserts or updates and more build their index trees on another thread from
+/// the batch's values while the leaves are written; the trees must be the ones the one-at-a-time path builds.
+@Suite struct ParallelIndexBatchTests {
+    static let schema = try! Schema([
+        EntityDescription(
+            "Item",
+            attributes: [
+                AttributeDescription("id", .int64), AttributeDescription("score", .double),
+                AttributeDescription("title", .string), AttributeDescription("note", .string, optional: true),
+            ],
+            indexes: [.unique("id"), .on("score"), .on("title")])
+    ])
+
+    @Test func largeInsertAndUpdateBatchesEqualTheirChangesAppliedOneAtATime() throws {
+        let store = Store(schema: Self.schema)
+        let item = try Self.schema.entityNumber("Item")
+        let count = Graph.parallelIndexesFrom + 500
+        var random = SplitMix64(seed: 4242)
+        var tx = store.transaction()
+        for k in 0..<count {
+            // Scores repeat (a tenth of the values), so equal index values order by serial.
+            let score = Double(random.next() % UInt64(count / 10))
+            tx.insert(entity: item, row: [.int(Int64(k)), .double(score), .string("t\(random.next() % 500)"), .null])
+        }
+        let inserted = try store.commit(tx)
+        #expect(inserted.changes.inserts.count == count)
+        var single = Graph(schema: Self.schema)
+        for insert in inserted.changes.inserts { single = try single.applying(ChangeSet(inserts: [insert])) }
+        #expect(store.snapshot.differences(from: single) == [])
+
+        // Every score and some ids and titles change; the ids move past every existing one, so they stay unique.
+        let ids = store.snapshot.objectIDs(entity: item)
+        let keys = (id: try Self.schema.attribute("Item", "id"), score: try Self.schema.attribute("Item", "score"))
+        let title = try Self.schema.attribute("Item", "title")
+        var update = store.transaction()
+        for (k, id) in ids.enumerated() {
+            try update.set(id, keys.score, .double(Double(1000 + random.next() % 97)))
+            if k % 3 == 0 { try update.set(id, keys.id, .int(Int64(count + k))) }
+            if k % 5 == 0 { try update.set(id, title, .string("moved \(k % 7)")) }
+        }
+        let updated = try store.commit(update)
+        #expect(updated.changes.updates.count == count)
+        for change in updated.changes.updates { single = try single.applying(ChangeSet(updates: [change])) }
+        let live = store.snapshot
+        #expect(live.differences(from: single) == [])
+        #expect(live.invariantViolations() == [])
+        // The index answers as the rows say.
+        let idIndex = try Self.schema.index("Item", ["id"])
+        #expect(live.lookup(idIndex, [.int(Int64(count + 3))]) == ids[3])
+        #expect(live.lookup(idIndex, [.int(3)]) == nil)
+        #expect(live.lookup(idIndex, [.int(4)]) == ids[4])
+        let scoreIndex = try Self.schema.index("Item", ["score"])
+        let scores = live.scan(scoreIndex).map { live.value($0, keys.score)!.doubleValue! }
+        #expect(scores.count == count && scores == scores.sorted())
+    }
+}

@@ -1,0 +1,48 @@
+import Dispatch
+import Synchronization
+
+/// A result being computed on another thread: a large commit encodes its changes for the journal, and maintains its
+/// indexes, on the second core while its own thread writes the leaves.
+final class BackgroundWork<Result: Sendable>: Sendable {
+    private let result = Mutex<Result?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts `work` on a global queue at once.
+    init(_ work: @escaping @Sendable () -> Result) {
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let value = work()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+    }
+
+    /// The result, once `work` has returned it. Call at most once.
+    func wait() -> Result {
+        done.wait()
+        return result.withLock { $0.take() }!
+    }
+}
+
+/// A section of a change record being encoded on another thread.
+typealias EncodingAhead = BackgroundWork<[UInt8]>
+
+extension BackgroundWork where Result == [UInt8] {
+    /// Commits with at least this many inserts (or updates) encode them ahead; below it, handing the work over costs
+    /// more than it saves.
+    static var minimumChanges: Int { 4096 }
+}
+
+/// Sections of a change record encoded ahead (see `ChangeSetCodec.encode(_:schema:ahead:)`); nil: encode it there.
+struct EncodedSections {
+    var inserts: [UInt8]?
+    var updates: [UInt8]?
+}
+
+/// The sections a commit is encoding ahead.
+struct SectionsAhead {
+    var inserts: EncodingAhead?
+    var updates: EncodingAhead?
+
+    /// Waits for each section started.
+    func wait() -> EncodedSections { EncodedSections(inserts: inserts?.wait(), updates: updates?.wait()) }
+}
