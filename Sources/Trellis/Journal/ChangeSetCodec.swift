@@ -16,15 +16,16 @@ import Foundation
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 enum ChangeSetCodec {
     /// The payload of `changes`. `ahead` may hold sections encoded already (on another thread, while the commit
-    /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)` and `ahead.updates`
-    /// `encodeUpdates(changes.updates)`; they are copied in instead of encoded again.
+    /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
+    /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
+    /// changes.deletes)`; they are copied in instead of encoded again.
     static func encode(_ changes: ChangeSet, schema: Schema, ahead: EncodedSections = EncodedSections()) -> [UInt8] {
         var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
-        estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0)
+        estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0) + (ahead.editsAndDeletes?.count ?? 0)
         return PayloadWriter.bytes(estimate: estimate) { w in
             if let inserts = ahead.inserts { w.raw(inserts) } else { encodeInserts(changes.inserts, into: &w) }
             if let updates = ahead.updates { w.raw(updates) } else { encodeUpdates(changes.updates, into: &w) }
-            encodeEditsAndDeletes(changes, into: &w)
+            if let rest = ahead.editsAndDeletes { w.raw(rest) } else { encodeEditsAndDeletes(changes, into: &w) }
         }
     }
 
@@ -72,8 +73,21 @@ enum ChangeSetCodec {
 
     /// The sections after the updates.
     private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout PayloadWriter) {
-        w.varint(changes.edits.count)
-        for edit in changes.edits {
+        encodeEditsAndDeletes(changes.edits, changes.deletes, into: &w)
+    }
+
+    /// The payload's last sections, the edits and the deletes: the same bytes `encode` writes for them.
+    static func encodeEditsAndDeletes(_ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete]) -> [UInt8] {
+        PayloadWriter.bytes(estimate: 64 + edits.count * 16 + deletes.count * 64) { w in
+            encodeEditsAndDeletes(edits, deletes, into: &w)
+        }
+    }
+
+    private static func encodeEditsAndDeletes(
+        _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete], into w: inout PayloadWriter
+    ) {
+        w.varint(edits.count)
+        for edit in edits {
             w.u8(edit.kind.rawValue)
             w.varint(UInt64(edit.source.entity))
             w.varint(edit.source.serial)
@@ -81,16 +95,26 @@ enum ChangeSetCodec {
             w.varint(UInt64(edit.target.entity))
             w.varint(edit.target.serial)
         }
-        w.varint(changes.deletes.count)
-        for delete in changes.deletes {
-            w.varint(UInt64(delete.id.entity))
-            w.varint(delete.id.serial)
-            w.varint(delete.values.count)
-            for v in delete.values { w.value(v) }
-            w.varint(delete.relationships.count)
-            for targets in delete.relationships {
-                w.varint(targets.count)
-                for t in targets { w.varint(t.serial) }
+        w.varint(deletes.count)
+        // Read in place through the buffers: iterating by value copied each delete's arrays (a retain and a release
+        // for each, for every deleted object).
+        deletes.withUnsafeBufferPointer { deletes in
+            for k in deletes.indices {
+                w.varint(UInt64(deletes[k].id.entity))
+                w.varint(deletes[k].id.serial)
+                w.varint(deletes[k].values.count)
+                deletes[k].values.withUnsafeBufferPointer { values in
+                    for v in values.indices { w.value(values[v]) }
+                }
+                w.varint(deletes[k].relationships.count)
+                deletes[k].relationships.withUnsafeBufferPointer { relationships in
+                    for r in relationships.indices {
+                        w.varint(relationships[r].count)
+                        relationships[r].withUnsafeBufferPointer { targets in
+                            for t in targets { w.varint(t.serial) }
+                        }
+                    }
+                }
             }
         }
     }

@@ -27,7 +27,7 @@ final class BackgroundWork<Result: Sendable>: Sendable {
 typealias EncodingAhead = BackgroundWork<[UInt8]>
 
 extension BackgroundWork where Result == [UInt8] {
-    /// Commits with at least this many inserts (or updates) encode them ahead; below it, handing the work over costs
+    /// Commits with at least this many inserts (or updates, or deletes) encode them ahead; below it, handing the work over costs
     /// more than it saves.
     static var minimumChanges: Int { 4096 }
 }
@@ -36,13 +36,18 @@ extension BackgroundWork where Result == [UInt8] {
 struct EncodedSections {
     var inserts: [UInt8]?
     var updates: [UInt8]?
+    var editsAndDeletes: [UInt8]?
 }
 
 /// The sections a commit is encoding ahead.
 struct SectionsAhead {
     var inserts: EncodingAhead?
     var updates: EncodingAhead?
+    var editsAndDeletes: EncodingAhead?
 
     /// Waits for each section started.
-    func wait() -> EncodedSections { EncodedSections(inserts: inserts?.wait(), updates: updates?.wait()) }
+    func wait() -> EncodedSections {
+        EncodedSections(
+            inserts: inserts?.wait(), updates: updates?.wait(), editsAndDeletes: editsAndDeletes?.wait())
+    }
 }

@@ -234,6 +234,11 @@ struct CommitResolver {
             deletes.append(delete!)
         }
         cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
+        if encodesAhead, deletes.count >= EncodingAhead.minimumChanges {
+            // The edits were final before this phase, the deletes are now: the journal's last sections.
+            let (edits, final) = (changes.edits, deletes)
+            ahead.editsAndDeletes = EncodingAhead { ChangeSetCodec.encodeEditsAndDeletes(edits, final) }
+        }
         try graph.applyDeletes(deletes)
         changes.deletes = deletes
     }

@@ -58,6 +58,12 @@ import Testing
         try edit.delete(fresh[0])
         let second = try store.commit(edit)
         #expect(second.changes.updates.count == count)
+        // Then as many deletes, with a link made in the same commit (the edits section goes with them).
+        var removal = store.transaction()
+        for id in fresh.dropFirst().dropLast() { try removal.delete(id) }
+        try removal.link(items[0], "tags", fresh[count - 1])
+        let third = try store.commit(removal)
+        #expect(third.changes.deletes.count == count - 2 && third.changes.edits.count == 1)
         let live = store.snapshot
         try store.close()
         let reopened = try disk.open()

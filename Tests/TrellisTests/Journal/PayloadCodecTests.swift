@@ -26,18 +26,20 @@ import Testing
         }
     }
 
-    /// A commit's inserts and updates encoded ahead (on another thread) and copied in give the bytes encoding
-    /// everything at once gives, whichever sections come ahead.
+    /// A commit's inserts, updates, and edits and deletes encoded ahead (on another thread) and copied in give the
+    /// bytes encoding everything at once gives, whichever sections come ahead.
     @Test func sectionsEncodedAheadGiveTheSameBytes() throws {
         var random = SplitMix64(seed: 14)
         for round in 0..<60 {
             let changes = Self.randomChangeSet(&random, size: round % 6 == 0 ? 400 : 12)
             let inserts = ChangeSetCodec.encodeInserts(changes.inserts)
             let updates = ChangeSetCodec.encodeUpdates(changes.updates)
+            let rest = ChangeSetCodec.encodeEditsAndDeletes(changes.edits, changes.deletes)
             let reference = Self.referenceEncode(changes)
             for ahead in [
                 EncodedSections(inserts: inserts), EncodedSections(updates: updates),
-                EncodedSections(inserts: inserts, updates: updates),
+                EncodedSections(editsAndDeletes: rest), EncodedSections(inserts: inserts, updates: updates),
+                EncodedSections(inserts: inserts, updates: updates, editsAndDeletes: rest),
             ] {
                 #expect(
                     ChangeSetCodec.encode(changes, schema: Self.schema, ahead: ahead) == reference, "round \(round)")
