@@ -113,30 +113,35 @@ struct CommitResolver {
             ? schema.layouts.map { layout in
                 layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
             } : []
+        // Updates usually come in serial order, so consecutive ones share a leaf: the cursor finds it once.
+        var cursor = LeafCursor()
+        let tables = graph.tables
         for pending in tx.updates {
             let id = pending.id
-            guard let (leaf, r) = graph.table(id)?.locate(id.serial) else {
-                throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
-            }
             let e = Int(id.entity)
             var update = ChangeSet.Update(id: id, changes: [])
             var changesUnique = false
-            try pending.forEachValue { a, new in
-                let old = leaf.value(column: a, row: r)
-                if old.isIdentical(to: new) { return }
-                if new.isNull && !schema.layouts[e].attributes[a].isOptional {
-                    throw TrellisError(
-                        .missingValue,
-                        "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
-                            + "\(describe(id)) to null", object: id)
+            let live: Void? = try cursor.withRow(id, in: tables) { leaf, r in
+                try pending.forEachValue { a, new in
+                    let old = leaf.value(column: a, row: r)
+                    if old.isIdentical(to: new) { return }
+                    if new.isNull && !schema.layouts[e].attributes[a].isOptional {
+                        throw TrellisError(
+                            .missingValue,
+                            "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
+                                + "\(describe(id)) to null", object: id)
+                    }
+                    update.changes.append(.init(attribute: a, old: old, new: new))
+                    if uniqueAttributes.isEmpty
+                        ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
+                        : uniqueAttributes[e][a]
+                    {
+                        changesUnique = true
+                    }
                 }
-                update.changes.append(.init(attribute: a, old: old, new: new))
-                if uniqueAttributes.isEmpty
-                    ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
-                    : uniqueAttributes[e][a]
-                {
-                    changesUnique = true
-                }
+            }
+            guard live != nil else {
+                throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
             }
             guard !update.changes.isEmpty else { continue }
             if changesUnique { uniqueChecks.append(id) }
@@ -147,6 +152,7 @@ struct CommitResolver {
             let final = updates
             ahead.updates = EncodingAhead { ChangeSetCodec.encodeUpdates(final) }
         }
+        cursor = LeafCursor()  // drops its hold on a leaf that the updates write
         try graph.applyUpdates(updates, oldValuesStored: true)
         changes.updates = updates
     }

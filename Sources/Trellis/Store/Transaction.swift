@@ -247,7 +247,8 @@ struct ObjectPositions: Sendable {
     func position(of id: ObjectID) -> Int? {
         if !others.isEmpty, let p = others[id] { return p }
         let e = Int(id.entity)
-        guard e < serials.count else { return nil }
+        // Above the last serial in order (the usual case, as IDs arrive ascending): absent without a search.
+        guard e < serials.count, let last = serials[e].last, id.serial <= last else { return nil }
         let found = serials[e]
         var low = 0
         var high = found.count
