@@ -73,18 +73,16 @@ struct GraphBulkLoader {
         table.leaves = SerialTrie(ascendingKeys: leafKeys, values: leaves)
         table.count = count
         table.maxSerial = lastSerial
-        // Indexes whose keys must be sorted go first, through an array; those whose keys already ascend with the
-        // serials (a sequential id) are streamed into their trees afterwards. So at most one array of keys exists
-        // at a time, and never beside more than the trees built before it: the load's memory peak.
-        let ascending = layout.indexes.indices.map { i in
-            Self.keysAscend(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
-        }
-        for i in layout.indexes.indices where !ascending[i] {
-            table.indexes[i] = Self.sortedIndex(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
-        }
-        for i in layout.indexes.indices where ascending[i] {
-            table.indexes[i] = Self.streamedIndex(
-                table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves, count: count)
+        // Each index is built on its own, at the same time as the others on as many threads as are free: from its
+        // keys sorted in an array, or, when they already ascend with the serials (a sequential id), streamed into
+        // its tree straight from the leaves.
+        let empty = table.indexes
+        let indexes = layout.indexes
+        let (keys, filled, rows) = (leafKeys, leaves, count)
+        table.indexes = parallelMap(indexes.count) { i in
+            Self.keysAscend(empty[i], indexes[i], keys: keys, leaves: filled)
+                ? Self.streamedIndex(empty[i], indexes[i], keys: keys, leaves: filled, count: rows)
+                : Self.sortedIndex(empty[i], indexes[i], keys: keys, leaves: filled)
         }
         tables[entity] = table
         leafKeys = []
@@ -293,9 +291,9 @@ struct GraphBulkLoader {
             var entries = ContiguousArray<ScalarEntry>()
             entries.reserveCapacity(count)
             entries.append(contentsOf: scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves))
-            entries.radixSortWithoutBuffer()
-            let values = ContiguousArray(repeating: (), count: entries.count)
-            return .scalar(SortedTree(ascendingKeys: entries, values: values), coding)
+            let sorted = ContiguousArray.radixSorted(consume entries)
+            let values = ContiguousArray(repeating: (), count: sorted.count)
+            return .scalar(SortedTree(ascendingKeys: sorted, values: values), coding)
         case .general:
             var entries = ContiguousArray<IndexEntry>()
             entries.reserveCapacity(count)
@@ -418,36 +416,72 @@ extension ContiguousArray where Element: Comparable {
 }
 
 extension ContiguousArray where Element == ScalarEntry {
-    /// Sorts in place with no scratch buffer, faster than comparing (MSD radix, American flag sort): one pass counts
-    /// the entries of about n / 8 buckets of the spread of the keys' bits and a second moves every entry into its
-    /// bucket; a bucket of more than 32 entries (keys bunch: a double's encoding is logarithmic) is split the same way
-    /// over the next 8 bits, and what remains is sorted by comparing (`sortWithoutBuffer`'s introsort).
+    /// `entries` in ascending order, sorted faster than by comparing (MSD radix): one pass counts the entries of about
+    /// n / 8 buckets of the spread of the keys' bits and a second copies every entry into its bucket of a new array;
+    /// `entries` goes as soon as it has been read, so that only two arrays are ever alive, as when a tree is then
+    /// built from the result. A bucket of more than 32 entries (keys bunch: a double's encoding is logarithmic) is
+    /// split in place over the next 8 bits (`flagSort`), and what remains is sorted by comparing
+    /// (`sortWithoutBuffer`'s introsort).
+    ///
+    /// Copying into a new array writes each entry once, in a few streams at a time; the in-place flag sort it
+    /// replaces moved each one along a chain of random reads and writes, at several times the cost.
     ///
     /// - Complexity: O(n) passes plus O(n log b) for final buckets of b entries.
-    mutating func radixSortWithoutBuffer() {
-        guard count > 64 else { return sortWithoutBuffer() }
-        var low = UInt64.max
-        var high = UInt64.min
-        for entry in self {
-            low = Swift.min(low, entry.bits)
-            high = Swift.max(high, entry.bits)
+    static func radixSorted(_ entries: consuming ContiguousArray<ScalarEntry>) -> ContiguousArray<ScalarEntry> {
+        let count = entries.count
+        guard count > 64 else {
+            var small = entries
+            small.sortWithoutBuffer()
+            return small
+        }
+        let (low, high) = entries.withUnsafeBufferPointer { items in
+            var low = UInt64.max
+            var high = UInt64.min
+            for entry in items {
+                low = Swift.min(low, entry.bits)
+                high = Swift.max(high, entry.bits)
+            }
+            return (low, high)
         }
         let spread = 64 - (high - low).leadingZeroBitCount
-        guard spread > 0 else { return sortWithoutBuffer() }
+        guard spread > 0 else {
+            var same = entries
+            same.sortWithoutBuffer()
+            return same
+        }
         // About eight entries a bucket, and at most 2^16 buckets (1 MiB of counts).
         let bucketBits = Swift.min(spread, Swift.max(4, Swift.min(16, Int.bitWidth - count.leadingZeroBitCount - 3)))
-        let shift = spread - bucketBits
+        let buckets = 1 << bucketBits
+        let shift = UInt64(spread - bucketBits)
+        var starts = [Int](repeating: 0, count: buckets + 1)
+        var sorted = ContiguousArray<ScalarEntry>(unsafeUninitializedCapacity: count) { out, initialized in
+            entries.withUnsafeBufferPointer { items in
+                starts.withUnsafeMutableBufferPointer { starts in
+                    for entry in items { starts[Int((entry.bits &- low) >> shift) + 1] += 1 }
+                    for b in 0..<buckets { starts[b + 1] += starts[b] }
+                }
+                var next = Array(starts[0..<buckets])
+                next.withUnsafeMutableBufferPointer { next in
+                    for entry in items {
+                        let b = Int((entry.bits &- low) >> shift)
+                        out.initializeElement(at: next[b], to: entry)
+                        next[b] += 1
+                    }
+                }
+            }
+            initialized = count
+        }
+        entries = []
         let depth = 2 * (Int.bitWidth - count.leadingZeroBitCount)
-        withUnsafeMutableBufferPointer { items in
-            var starts = [Int](repeating: 0, count: (1 << bucketBits) + 1)
-            Self.flagSort(items, 0..<items.count, low: low, shift: shift, bits: bucketBits, starts: &starts)
+        sorted.withUnsafeMutableBufferPointer { items in
             var subStarts = [Int](repeating: 0, count: 257)
-            for b in 0..<(1 << bucketBits) {
+            for b in 0..<buckets {
                 let bucket = starts[b]..<starts[b + 1]
                 if bucket.count > 32, shift > 0 {
-                    let subBits = Swift.min(8, shift)
-                    let base = low &+ (UInt64(b) << UInt64(shift))
-                    Self.flagSort(items, bucket, low: base, shift: shift - subBits, bits: subBits, starts: &subStarts)
+                    let subBits = Swift.min(8, Int(shift))
+                    let base = low &+ (UInt64(b) << shift)
+                    Self.flagSort(
+                        items, bucket, low: base, shift: Int(shift) - subBits, bits: subBits, starts: &subStarts)
                     for s in 0..<(1 << subBits) where subStarts[s + 1] - subStarts[s] > 1 {
                         Self.introsort(items, subStarts[s], subStarts[s + 1], depth: depth)
                     }
@@ -456,6 +490,7 @@ extension ContiguousArray where Element == ScalarEntry {
                 }
             }
         }
+        return sorted
     }
 
     /// Moves the entries of `range` into 2^`bits` buckets by `(bits - low) >> shift`, in place; `starts` receives
