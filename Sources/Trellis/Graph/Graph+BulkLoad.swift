@@ -478,7 +478,7 @@ extension ContiguousArray where Element == ScalarEntry {
             for b in 0..<buckets {
                 let bucket = starts[b]..<starts[b + 1]
                 if bucket.count > 32, shift > 0 {
-                    let subBits = Swift.min(8, Int(shift))
+                    let subBits = Swift.min(8, Int(shift), Int.bitWidth - bucket.count.leadingZeroBitCount - 2)
                     let base = low &+ (UInt64(b) << shift)
                     Self.flagSort(
                         items, bucket, low: base, shift: Int(shift) - subBits, bits: subBits, starts: &subStarts)
