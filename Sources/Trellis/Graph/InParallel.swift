@@ -23,18 +23,3 @@ func inParallel<A: Sendable, B: Sendable>(_ first: @Sendable () -> A, _ second: 
     return (resultA, resultB)
 }
 
-/// `body(0) ..< body(count)`, run at the same time on as many threads as the system has free, in index order.
-func parallelMap<T: Sendable>(_ count: Int, _ body: @Sendable (Int) -> T) -> [T] {
-    guard count > 1 else { return (0..<count).map(body) }
-    let results = Mutex<[T?]>(Array(repeating: nil, count: count))
-    DispatchQueue.concurrentPerform(iterations: count) { i in
-        let result = body(i)
-        results.withLock { $0[i] = result }
-    }
-    return results.withLock { results in
-        results.map { result in
-            guard let result else { preconditionFailure("parallelMap: concurrentPerform skipped a task") }
-            return result
-        }
-    }
-}
