@@ -22,4 +22,3 @@ func inParallel<A: Sendable, B: Sendable>(_ first: @Sendable () -> A, _ second: 
     }
     return (resultA, resultB)
 }
-
