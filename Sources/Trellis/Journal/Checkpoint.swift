@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Writes and reads checkpoints: the whole graph at one sequence number, in checksummed chunks.
 ///
@@ -163,15 +164,81 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
-        var scanner: FrameScanner? = FrameScanner(
-            file, name: name, size: size, salt: header.salt, otherSalts: [],
-            knownTypes: knownTypes(version: header.version))
-        var graph = Graph(schema: schema)
-        var loader = GraphBulkLoader(schema: schema)
-        // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
-        var offset = header.encoded().count
-        var expected: UInt64 = 1
+        let reader = Mutex(
+            ChunkReader(
+                scanner: FrameScanner(
+                    file, name: name, size: size, salt: header.salt, otherSalts: [],
+                    knownTypes: knownTypes(version: header.version)),
+                name: name, version: header.version, schema: schema,
+                // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
+                offset: header.encoded().count))
+        let builder = Mutex(ChunkBuilder(schema: schema, name: name))
+        // Reading and decoding chunk k + 1 overlaps filling the leaves with chunk k: two chunks in memory at most.
+        // Damage in chunk k is reported before damage in chunk k + 1, as when they are loaded one after the other.
+        var pending: ChunkReader.Chunk?
         while true {
+            let next: Result<ChunkReader.Chunk, any Error>
+            if let chunk = pending {
+                let (read, built) = inParallel(
+                    { reader.withLock { r in Result { try r.next() } } },
+                    { builder.withLock { b in Result { try b.add(chunk) } } })
+                try built.get()
+                next = read
+            } else {
+                next = reader.withLock { r in Result { try r.next() } }
+            }
+            let chunk = try next.get()
+            guard case .footer(let payload, let offset, let frameSize, let context) = chunk else {
+                pending = chunk
+                continue
+            }
+            // The scanner's read window goes before the indexes are built, which is when memory peaks.
+            let chunks = reader.withLock { r in
+                r.scanner = nil
+                return r.expected - 2
+            }
+            var graph = builder.withLock { b in b.finish(version: header.version) }
+            do {
+                try graph.finishLoading(payload, sequence: header.sequence, chunks: chunks, context: context)
+                guard offset + frameSize == size else {
+                    throw TrellisError(.corrupt, "\(context): bytes follow the footer")
+                }
+            } catch let error as TrellisError where error.code == .corrupt {
+                throw JournalProblem(.decode, file: name, offset: offset, error.message)
+            }
+            return graph
+        }
+    }
+
+    /// Reads a checkpoint's frames in order, checking each, and decodes columns chunks (the part of loading that
+    /// needs no graph, so it can run beside `ChunkBuilder`).
+    struct ChunkReader {
+        /// One frame's contents, with where it starts and how it is named in messages.
+        enum Chunk: Sendable {
+            case columns(CheckpointColumns.DecodedChunk, offset: Int, context: String)
+            case rows([UInt8], offset: Int, context: String)
+            case footer([UInt8], offset: Int, frameSize: Int, context: String)
+        }
+
+        var scanner: FrameScanner?
+        let name: String
+        let version: UInt16
+        let schema: Schema
+        var offset: Int
+        var expected: UInt64 = 1
+
+        init(scanner: FrameScanner, name: String, version: UInt16, schema: Schema, offset: Int) {
+            self.scanner = scanner
+            self.name = name
+            self.version = version
+            self.schema = schema
+            self.offset = offset
+        }
+
+        mutating func next() throws -> Chunk {
+            func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> JournalProblem {
+                JournalProblem(kind, file: name, offset: offset, message)
+            }
             guard let step = try scanner?.step(at: offset) else { throw damage(.length, offset, "no scanner") }
             guard case .frame(let frame) = step else {
                 if case .damage(let kind, let message) = step { throw damage(kind, offset, message) }
@@ -183,27 +250,60 @@ enum Checkpoint {
             expected += 1
             let payload = try frame.payload(file: name)
             let context = "\(name) chunk \(frame.header.sequence) at offset \(offset)"
+            let start = offset
+            offset += frame.header.frameSize
+            if frame.header.type == RecordType.checkpointFooter.rawValue {
+                return .footer(payload, offset: start, frameSize: frame.header.frameSize, context: context)
+            }
+            if version == 1 { return .rows(payload, offset: start, context: context) }
             do {
-                if frame.header.type == RecordType.checkpointFooter.rawValue {
-                    // The scanner's read window goes before the indexes are built, which is when memory peaks.
-                    scanner = nil
-                    if header.version >= 2 { graph.tables = loader.finish() }
-                    try graph.finishLoading(payload, sequence: header.sequence, chunks: expected - 2, context: context)
-                    guard offset + frame.header.frameSize == size else {
-                        throw TrellisError(.corrupt, "\(context): bytes follow the footer")
-                    }
-                    return graph
-                }
-                if header.version == 1 {
+                let chunk = try CheckpointColumns.decode(payload, schema: schema, context: context)
+                return .columns(chunk, offset: start, context: context)
+            } catch let error as TrellisError where error.code == .corrupt {
+                throw damage(.decode, start, error.message)
+            }
+        }
+    }
+
+    /// Builds the graph from decoded chunks: bottom-up for columns chunks (`GraphBulkLoader`), row by row for
+    /// version-1 rows chunks.
+    struct ChunkBuilder {
+        let name: String
+        var graph: Graph
+        var loader: GraphBulkLoader
+
+        init(schema: Schema, name: String) {
+            self.name = name
+            graph = Graph(schema: schema)
+            loader = GraphBulkLoader(schema: schema)
+        }
+
+        /// Adds a columns or rows chunk (a footer is `finish`'s).
+        mutating func add(_ chunk: ChunkReader.Chunk) throws {
+            var at = 0
+            do {
+                switch chunk {
+                case .columns(let decoded, let offset, let context):
+                    at = offset
+                    try loader.add(decoded, context: context)
+                case .rows(let payload, let offset, let context):
+                    at = offset
                     try graph.loadRows(payload, context: context)
-                } else {
-                    try loader.add(
-                        CheckpointColumns.decode(payload, schema: schema, context: context), context: context)
+                case .footer:
+                    break
                 }
             } catch let error as TrellisError where error.code == .corrupt {
-                throw damage(.decode, offset, error.message)
+                throw JournalProblem(.decode, file: name, offset: at, error.message)
             }
-            offset += frame.header.frameSize
+        }
+
+        /// The graph, its tables finished (tries and indexes built) when it was loaded from columns chunks.
+        mutating func finish(version: UInt16) -> Graph {
+            if version >= 2 { graph.tables = loader.finish() }
+            // Moved out, so that the caller holds the only reference and finishes it in place.
+            var out = Graph(schema: graph.schema)
+            swap(&out, &graph)
+            return out
         }
     }
 }

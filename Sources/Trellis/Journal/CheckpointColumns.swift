@@ -507,19 +507,55 @@ extension ByteReader {
         var table = [UInt8](repeating: 0, count: 64)
         for (i, byte) in alphabet.enumerated() { table[i] = byte }
         let mask: UInt64 = (1 << UInt64(width)) - 1
-        var bad = false
+        // Codes are looked up two at a time: each entry holds the two bytes of a pair of codes, and bit 16 says
+        // that one of them is past the alphabet (at most 2^12 entries: 16 KiB).
+        let pairBits = 2 * width
+        let pairs = [UInt32](unsafeUninitializedCapacity: 1 << pairBits) { pairs, initialized in
+            for p in 0..<(1 << pairBits) {
+                let (low, high) = (p & Int(mask), p >> width)
+                let beyond: UInt32 = low >= size || high >= size ? 1 << 16 : 0
+                pairs[p] = UInt32(table[low]) | UInt32(table[high]) << 8 | beyond
+            }
+            initialized = 1 << pairBits
+        }
+        // Flags of pairs, and the largest code of what is unpacked one code at a time: one test at the end.
+        var flags: UInt32 = 0
+        var largest = 0
         let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
             codes.withUnsafeBufferPointer { b in
                 table.withUnsafeBufferPointer { t in
-                    // Eight codes take `width` whole bytes: read them as one word.
+                    // Eight codes take `width` whole bytes. While eight bytes remain from a group's first, one
+                    // unaligned load reads them and four pair lookups give eight bytes, stored at once.
                     let groups = width == 0 ? 0 : count / 8
-                    for g in 0..<groups {
+                    let loaded = width == 0 || b.count < 8 ? 0 : Swift.min(groups, (b.count - 8) / width + 1)
+                    if loaded > 0, let source = UnsafeRawPointer(b.baseAddress),
+                        let target = UnsafeMutableRawPointer(out.baseAddress)
+                    {
+                        pairs.withUnsafeBufferPointer { pairs in
+                            let shift = UInt64(pairBits)
+                            let pairMask: UInt64 = (1 << shift) - 1
+                            for g in 0..<loaded {
+                                let word = UInt64(
+                                    littleEndian: source.loadUnaligned(fromByteOffset: g * width, as: UInt64.self))
+                                let p0 = pairs[Int(word & pairMask)]
+                                let p1 = pairs[Int(word >> shift & pairMask)]
+                                let p2 = pairs[Int(word >> (2 * shift) & pairMask)]
+                                let p3 = pairs[Int(word >> (3 * shift) & pairMask)]
+                                flags |= p0 | p1 | p2 | p3
+                                let eight =
+                                    UInt64(p0 & 0xffff) | UInt64(p1 & 0xffff) << 16 | UInt64(p2 & 0xffff) << 32
+                                    | UInt64(p3 & 0xffff) << 48
+                                target.storeBytes(of: eight.littleEndian, toByteOffset: g * 8, as: UInt64.self)
+                            }
+                        }
+                    }
+                    for g in loaded..<groups {
                         var word: UInt64 = 0
                         let base = g * width
                         for j in 0..<width { word |= UInt64(b[base + j]) << UInt64(j * 8) }
                         for j in 0..<8 {
                             let code = Int((word >> UInt64(j * width)) & mask)
-                            bad = bad || code >= size
+                            largest = Swift.max(largest, code)
                             out[g * 8 + j] = t[code]
                         }
                     }
@@ -528,14 +564,14 @@ extension ByteReader {
                         var code = 0
                         for j in 0..<width where b[(bit + j) >> 3] & (1 << UInt8((bit + j) & 7)) != 0 { code |= 1 << j }
                         bit += width
-                        bad = bad || code >= size
+                        largest = Swift.max(largest, code)
                         out[i] = t[code]
                     }
                 }
             }
             initialized = count
         }
-        guard !bad else { throw failure("a text code beyond its alphabet of \(size)") }
+        guard flags >> 16 == 0, largest < size else { throw failure("a text code beyond its alphabet of \(size)") }
         return out
     }
 

@@ -301,6 +301,28 @@ import Testing
         // A code past the alphabet is damage.
         var r = ByteReader([2, 10, 20, 30, 0b1111_1111], context: "t")
         #expect(throws: TrellisError.self) { try r.unpackAlphabet(count: 4) }
+        // Wherever it is: in the groups of eight codes unpacked by pairs, those near the end read byte by byte, and
+        // the last codes, for every width.
+        for size in [3, 5, 27, 33, 63] {
+            let width = 64 - (size - 1).leadingZeroBitCount
+            let count = 203
+            let text = (0..<count).map { UInt8(truncatingIfNeeded: 100 + $0 % size) }
+            let packed = try #require(CheckpointColumns.packAlphabet(text))
+            var good = ByteReader(packed, context: "t")
+            #expect(try good.unpackAlphabet(count: count) == text)
+            for position in [0, 7, 8, 100, 150, count - 12, count - 9, count - 3, count - 1] {
+                var damaged = packed
+                // Code `position` starts at bit position × width of the codes, after the size and alphabet bytes.
+                for j in 0..<width {
+                    let bit = position * width + j
+                    damaged[1 + size + bit >> 3] |= 1 << UInt8(bit & 7)
+                }
+                var bad = ByteReader(damaged, context: "t")
+                #expect(throws: TrellisError.self, "size \(size), code \(position)") {
+                    try bad.unpackAlphabet(count: count)
+                }
+            }
+        }
         // An alphabet larger than any writer packs (65…256 bytes) is damage, not an index past the code table.
         for size in [65, 200, 256] {
             var big = ByteReader(
@@ -331,26 +353,24 @@ import Testing
         for n in [0, 1, 65, 100, 5_000] {
             for spread in [UInt64(0), 1, 3, 5_000, .max] {
                 let base = rng.next() % 1_000
-                var a = ContiguousArray(
+                let a = ContiguousArray(
                     (0..<n).map { _ in
                         ScalarEntry(
                             bits: spread == .max ? rng.next() : base + rng.next() % (spread + 1), serial: rng.next())
                     })
                 let expected = a.sorted()
-                a.radixSortWithoutBuffer()
-                #expect(Array(a) == expected)
+                #expect(Array(ContiguousArray.radixSorted(count: a.count) { a }) == expected)
             }
         }
         // Encoded doubles bunch in the upper octaves: buckets split again.
         for n in [100, 5_000, 40_000] {
-            var a = ContiguousArray(
+            let a = ContiguousArray(
                 (0..<n).map { _ in
                     ScalarEntry(
                         bits: ScalarCoding.encode(Double(rng.next() >> 11) * 0x1p-53 * 1000 + 1), serial: rng.next())
                 })
             let expected = a.sorted()
-            a.radixSortWithoutBuffer()
-            #expect(Array(a) == expected)
+            #expect(Array(ContiguousArray.radixSorted(count: a.count) { a }) == expected)
         }
     }
 
