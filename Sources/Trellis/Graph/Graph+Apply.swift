@@ -45,14 +45,34 @@ extension Graph {
     /// to this graph's trees. Reads only the inserted values, so it can run while another thread writes the leaves.
     func indexes(after inserts: [ChangeSet.Insert]) -> [[IndexTree]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
-        let encoders = tables.map { $0.indexes.map(\.encoder) }
-        let columns = schema.layouts.map { $0.indexes.map(\.columns) }
-        for insert in inserts {
-            let e = Int(insert.id.entity)
-            guard e < tables.count, insert.values.count == schema.layouts[e].attributes.count else { continue }
-            for i in columns[e].indices {
-                encoders[e][i].record(columns[e][i], serial: insert.id.serial, adding: true, into: &changes[e][i]) {
-                    insert.values[$0]
+        // One pass over the inserts per index, reading values in place: copying each row's array and the index's
+        // column list per row cost more than the entries.
+        inserts.withUnsafeBufferPointer { inserts in
+            for e in tables.indices where !tables[e].indexes.isEmpty {
+                let width = schema.layouts[e].attributes.count
+                for (i, index) in schema.layouts[e].indexes.enumerated() {
+                    let encoder = tables[e].indexes[i].encoder
+                    var list = IndexChanges()
+                    if let coding = encoder.coding {
+                        let c = index.columns[0]
+                        list.scalar.reserveCapacity(inserts.count)
+                        for k in inserts.indices where Int(inserts[k].id.entity) == e {
+                            inserts[k].values.withUnsafeBufferPointer { values in
+                                guard values.count == width else { return }
+                                // A value of the wrong case cannot reach a scalar index: commits check types first.
+                                let bits = coding.encode(values[c]) ?? 0
+                                list.scalar.append((ScalarEntry(bits: bits, serial: inserts[k].id.serial), true))
+                            }
+                        }
+                    } else {
+                        for k in inserts.indices where Int(inserts[k].id.entity) == e {
+                            guard inserts[k].values.count == width else { continue }
+                            encoder.record(index.columns, serial: inserts[k].id.serial, adding: true, into: &list) {
+                                inserts[k].values[$0]
+                            }
+                        }
+                    }
+                    changes[e][i] = list
                 }
             }
         }

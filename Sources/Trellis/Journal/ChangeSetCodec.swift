@@ -20,6 +20,19 @@ enum ChangeSetCodec {
     /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
     /// changes.deletes)`; they are copied in instead of encoded again.
     static func encode(_ changes: ChangeSet, schema: Schema, ahead: EncodedSections = EncodedSections()) -> [UInt8] {
+        if var payload = ahead.inserts {
+            // The inserts section comes first, so the payload grows from it in place: it was made with room to
+            // spare (see `encodeInserts`), and a big insert's megabytes are not copied again.
+            var rest = ahead
+            rest.inserts = nil
+            let tail = encode(ChangeSet(updates: changes.updates, edits: changes.edits, deletes: changes.deletes), rest)
+            payload += tail[1...]  // the tail's own inserts section: a count of zero, one byte
+            return payload
+        }
+        return encode(changes, ahead)
+    }
+
+    private static func encode(_ changes: ChangeSet, _ ahead: EncodedSections) -> [UInt8] {
         var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
         estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0) + (ahead.editsAndDeletes?.count ?? 0)
         return PayloadWriter.bytes(estimate: estimate) { w in
@@ -33,10 +46,16 @@ enum ChangeSetCodec {
     static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
         var changes = ChangeSet()
         changes.inserts = inserts
-        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
+        var bytes = PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
             encodeInserts(inserts, into: &w)
         }
+        // Room for the sections that follow in a commit of inserts alone, so `encode` appends them in place.
+        bytes.reserveCapacity(bytes.count + Self.tailRoom)
+        return bytes
     }
+
+    /// Spare bytes after an inserts section encoded ahead.
+    static let tailRoom = 4096
 
     /// The payload's second section, the updates: the same bytes `encode` writes for them.
     static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [UInt8] {

@@ -109,9 +109,11 @@ extension Journal {
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
             var batch: [UInt8] = []
             for entry in entries {
-                batch += RecordFrame.encode(
+                let frame = RecordFrame.encode(
                     type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
                     salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+                // A batch of one record (every big one) is that record's frame, not a copy of it.
+                if batch.isEmpty { batch = frame } else { batch += frame }
             }
             w.unsynced = true
             // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
