@@ -19,17 +19,18 @@ enum ChangeSetCodec {
     /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
     /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
     /// changes.deletes)`; they are copied in instead of encoded again.
-    static func encode(_ changes: ChangeSet, schema: Schema, ahead: EncodedSections = EncodedSections()) -> [UInt8] {
-        if var payload = ahead.inserts {
+    static func encode(
+        _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
+    ) -> [UInt8] {
+        var rest = ahead
+        if var payload = rest.inserts.take() {
             // The inserts section comes first, so the payload grows from it in place: it was made with room to
-            // spare (see `encodeInserts`), and a big insert's megabytes are not copied again.
-            var rest = ahead
-            rest.inserts = nil
+            // spare (see `encodeInserts`), and taken, not copied, so a big insert's megabytes are not copied again.
             let tail = encode(ChangeSet(updates: changes.updates, edits: changes.edits, deletes: changes.deletes), rest)
             payload += tail[1...]  // the tail's own inserts section: a count of zero, one byte
             return payload
         }
-        return encode(changes, ahead)
+        return encode(changes, rest)
     }
 
     private static func encode(_ changes: ChangeSet, _ ahead: EncodedSections) -> [UInt8] {

@@ -107,6 +107,27 @@ extension Journal {
     func append(_ entries: [Entry]) throws {
         try writer.withLock { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
+            if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
+                // One big record: header, payload and padding written one after the other, so the megabytes of
+                // its payload go to the file without first being copied into a frame.
+                let entry = entries[0]
+                let parts = RecordFrame.frameParts(
+                    type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
+                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+                w.unsynced = true
+                try segment.file.write(parts.header, at: segment.end)
+                try segment.file.write(parts.stored, at: segment.end + parts.header.count)
+                let length = parts.header.count + parts.stored.count
+                if parts.padding > 0 {
+                    try segment.file.write([UInt8](repeating: 0, count: parts.padding), at: segment.end + length)
+                }
+                segment.end += length + parts.padding
+                w.segment = segment
+                w.lastWritten = entry.sequence
+                w.lastWrittenGraph = entry.commit.snapshot
+                files.withLock { $0.segmentBytes[segment.id] = segment.end }
+                return
+            }
             var batch: [UInt8] = []
             for entry in entries {
                 let frame = RecordFrame.encode(
@@ -134,6 +155,9 @@ extension Journal {
             files.withLock { $0.segmentBytes[segment.id] = segment.end }
         }
     }
+
+    /// A batch of one record whose payload is at least this big writes the record's parts one after the other.
+    static let writtenInParts = 1 << 20
 
     /// Batches smaller than this are written into space reserved ahead of them, `preallocationStep` at a time.
     static let preallocateBelow = 64 << 10

@@ -135,9 +135,9 @@ final class Journal: Sendable {
     /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability
     /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order.
     /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`).
-    func record(_ commit: Commit, ahead: EncodedSections = EncodedSections()) throws -> Ticket? {
+    func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
         if let failure { throw failure }
-        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: ahead)
+        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
         guard payload.count <= JournalFormat.maxRecordBytes else {
             throw TrellisError(
                 .invalidArgument,

@@ -90,6 +90,22 @@ enum RecordFrame {
     static func encode(
         type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
     ) -> [UInt8] {
+        let parts = frameParts(
+            type: type, payload: payload, sequence: sequence, time: time, salt: salt, compressionLevel: compressionLevel
+        )
+        var w = ByteWriter(capacity: FrameHeader.size + parts.stored.count + parts.padding)
+        w.append(parts.header)
+        w.append(parts.stored)
+        w.pad(to: JournalFormat.alignment)
+        return w.bytes
+    }
+
+    /// A frame in its three parts, which follow one another on disk: the header (`FrameHeader.size` bytes, checksum
+    /// included), the stored payload, and `padding` zero bytes up to the alignment. `encode` joins them; the flusher
+    /// writes a big record's parts one after the other instead, so its payload is not copied into a frame first.
+    static func frameParts(
+        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
+    ) -> (header: [UInt8], stored: [UInt8], padding: Int) {
         var stored = payload
         var codec = RecordCodec.none
         if let level = compressionLevel, payload.count >= minimumCompressedPayload,
@@ -98,7 +114,7 @@ enum RecordFrame {
             stored = packed
             codec = .zlib
         }
-        var w = ByteWriter(capacity: align(FrameHeader.size + stored.count))
+        var w = ByteWriter(capacity: FrameHeader.size)
         w.u32(0)
         w.u32(UInt32(stored.count))
         w.u8(type.rawValue)
@@ -107,10 +123,9 @@ enum RecordFrame {
         w.u32(UInt32(payload.count))
         w.u64(sequence)
         w.u64(UInt64(bitPattern: time))
-        w.append(stored)
         w.setU32(checksum(salt: salt, header: w.bytes[4..<FrameHeader.size], stored: stored[...]), at: 0)
-        w.pad(to: JournalFormat.alignment)
-        return w.bytes
+        let length = FrameHeader.size + stored.count
+        return (w.bytes, stored, align(length) - length)
     }
 
     /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one
