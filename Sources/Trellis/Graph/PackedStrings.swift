@@ -79,7 +79,12 @@ struct PackedStrings: Sendable {
         }
         let range = span(row)
         let length = string.utf8.count
-        bytes.replaceSubrange(range, with: string.utf8)
+        // Rows usually fill in order, each new string going at the end of the buffer: then it is one copy of the
+        // string's bytes, not a generic splice over its UTF-8 view.
+        let appended =
+            range.isEmpty && range.lowerBound == bytes.count
+            && string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) } != nil
+        if !appended { bytes.replaceSubrange(range, with: string.utf8) }
         let delta = length - range.count
         if delta != 0 {
             let shift = UInt32(truncatingIfNeeded: delta)  // wraps back for a shorter string: ends stay exact

@@ -103,7 +103,7 @@ public final class Store: Sendable, DurablePublisher {
     /// readers see it only from then on; concurrent commits share one sync. If the journal cannot write or sync,
     /// the commit throws (it is not acknowledged) and the store turns read-only until reopened.
     @discardableResult
-    public func commit(_ transaction: Transaction) throws -> Commit {
+    public func commit(_ transaction: consuming Transaction) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
         let (commit, durable): (Commit, Ticket?) = try writer.withLock { head in
             // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
@@ -129,6 +129,13 @@ public final class Store: Sendable, DurablePublisher {
                 notify(commit)
             }
             return (commit, durable)
+        }
+        // A big transaction's rows (the caller's, now its own) are freed on the reclaimer's queue, not here on
+        // the path that returns the commit: 100,000 inserted rows took about 4 ms to free.
+        if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
+            >= VersionReclaimer.disposedFrom
+        {
+            reclaimer.dispose(transaction)
         }
         // Waiting outside the lock lets the next commit build on this one and share its sync.
         try durable?.wait()

@@ -43,6 +43,19 @@ final class VersionReclaimer: Sendable {
         if first { schedule() }
     }
 
+    /// Transactions with at least this many changed objects are handed to `dispose` once committed.
+    static let disposedFrom = 4096
+
+    /// How long `dispose` holds what it is given: long enough that the committing thread has dropped its own
+    /// references (the commit it returned shares the transaction's rows), so the last one is released here.
+    static let disposeDelay = 0.05
+
+    /// Releases `value` on the background queue a little later, so whoever gave it does not pay for freeing it.
+    func dispose<T: Sendable>(_ value: consuming T) {
+        let held = value
+        queue.asyncAfter(deadline: .now() + Self.disposeDelay) { withExtendedLifetime(held) {} }
+    }
+
     private func schedule() {
         queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
             let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)

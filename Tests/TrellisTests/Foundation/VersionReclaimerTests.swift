@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Trellis
@@ -25,5 +26,28 @@ import Testing
         try await Task.sleep(for: .seconds(VersionReclaimer.grace * 2 + 0.5))
         #expect(store.reclaimer.keptCount == 0)
         #expect(store.reclaimer.overflowCount == 0)
+    }
+
+    /// What `dispose` is given is freed later on the reclaimer's queue, not on the thread that gave it: a big
+    /// transaction's rows are not freed on the path that returns its commit.
+    @Test func disposedValuesAreFreedOnTheReclaimersQueueAfterTheDelay() async throws {
+        final class Outcome: Sendable { let freedElsewhere = Mutex<Bool?>(nil) }
+        final class Witness: Sendable {
+            let creator = pthread_self()
+            let outcome: Outcome
+            init(_ outcome: Outcome) { self.outcome = outcome }
+            deinit {
+                let elsewhere = pthread_equal(pthread_self(), creator) == 0
+                outcome.freedElsewhere.withLock { $0 = elsewhere }
+            }
+        }
+        let reclaimer = VersionReclaimer()
+        let outcome = Outcome()
+        // Built, handed over and dropped on one thread, so that thread would free it without the reclaimer.
+        let handedOver: @Sendable () -> Void = { reclaimer.dispose([Witness(outcome), Witness(outcome)]) }
+        handedOver()
+        #expect(outcome.freedElsewhere.withLock { $0 } == nil)  // held for the delay
+        try await Task.sleep(for: .seconds(VersionReclaimer.disposeDelay + 0.5))
+        #expect(outcome.freedElsewhere.withLock { $0 } == true)
     }
 }
