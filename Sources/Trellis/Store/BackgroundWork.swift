@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// A result being computed on another thread: a large commit encodes its changes for the journal, and maintains its
@@ -7,9 +8,9 @@ final class BackgroundWork<Result: Sendable>: Sendable {
     private let result = Mutex<Result?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
-    /// Starts `work` on a global queue at once.
+    /// Starts `work` at once (see `BackgroundQueue`).
     init(_ work: @escaping @Sendable () -> Result) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        BackgroundQueue.queue.async { [self] in
             let value = work()
             result.withLock { $0 = value }
             done.signal()
@@ -21,6 +22,15 @@ final class BackgroundWork<Result: Sendable>: Sendable {
         done.wait()
         return result.withLock { $0.take() }!
     }
+}
+
+/// Where `BackgroundWork` runs. With four cores or more, anywhere at once; with fewer, one piece after another on one
+/// thread: the commit's own thread keeps a core to itself, where two pieces at once (a big insert encodes and builds
+/// indexes) would share both cores three ways and slow down the thread that waits for them.
+enum BackgroundQueue {
+    static let queue =
+        ProcessInfo.processInfo.activeProcessorCount >= 4
+        ? DispatchQueue.global(qos: .userInitiated) : DispatchQueue(label: "trellis.commit-work", qos: .userInitiated)
 }
 
 /// A section of a change record being encoded on another thread.

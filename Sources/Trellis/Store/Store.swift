@@ -130,12 +130,13 @@ public final class Store: Sendable, DurablePublisher {
             }
             return (commit, durable)
         }
-        // A big transaction's rows (the caller's, now its own) are freed on the reclaimer's queue, not here on
-        // the path that returns the commit: 100,000 inserted rows took about 4 ms to free.
+        // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
+        // queue, not on the caller's thread: freeing 100,000 inserted rows took about 4 ms, and the change set of
+        // 100,000 updates about as long when the caller dropped the commit returned.
         if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
             >= VersionReclaimer.disposedFrom
         {
-            reclaimer.dispose(transaction)
+            reclaimer.dispose((transaction, commit.changes))
         }
         // Waiting outside the lock lets the next commit build on this one and share its sync.
         try durable?.wait()
