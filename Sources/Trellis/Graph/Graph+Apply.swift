@@ -84,18 +84,30 @@ extension Graph {
     func indexes(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[IndexTree]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
         let encoders = tables.map { $0.indexes.map(\.encoder) }
-        for update in updates {
-            let e = Int(update.id.entity)
-            guard e < tables.count else { continue }
-            for change in update.changes {
-                let a = change.attribute
-                guard a >= 0, a < feeding[e].count, !change.old.isIdentical(to: change.new) else { continue }
-                for i in feeding[e][a] {
-                    encoders[e][i].record([a], serial: update.id.serial, adding: false, into: &changes[e][i]) { _ in
-                        change.old
-                    }
-                    encoders[e][i].record([a], serial: update.id.serial, adding: true, into: &changes[e][i]) { _ in
-                        change.new
+        // Read in place: copying each update's change list (and the values in it) cost more than the entries.
+        updates.withUnsafeBufferPointer { updates in
+            for u in updates.indices {
+                let e = Int(updates[u].id.entity)
+                guard e < tables.count else { continue }
+                let serial = updates[u].id.serial
+                updates[u].changes.withUnsafeBufferPointer { list in
+                    for c in list.indices {
+                        let a = list[c].attribute
+                        guard a >= 0, a < feeding[e].count, !feeding[e][a].isEmpty,
+                            !list[c].old.isIdentical(to: list[c].new)
+                        else { continue }
+                        for i in feeding[e][a] {
+                            if let coding = encoders[e][i].coding {
+                                // Values of the wrong case cannot reach a scalar index: commits check types first.
+                                let old = ScalarEntry(bits: coding.encode(list[c].old) ?? 0, serial: serial)
+                                let new = ScalarEntry(bits: coding.encode(list[c].new) ?? 0, serial: serial)
+                                changes[e][i].scalar.append((old, false))
+                                changes[e][i].scalar.append((new, true))
+                            } else {
+                                changes[e][i].general.append((IndexEntry([list[c].old], serial: serial), false))
+                                changes[e][i].general.append((IndexEntry([list[c].new], serial: serial), true))
+                            }
+                        }
                     }
                 }
             }

@@ -127,18 +127,27 @@ extension IndexTree {
         netted(changes)
     }
 
-    /// The changes stably sorted by encoded value alone: four passes of a least-significant-digit radix sort on
-    /// 16-bit digits, skipping a pass whose digit is the same everywhere.
+    /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on 11-bit digits (six
+    /// passes), skipping a pass whose digit is the same everywhere. With 2,048 buckets the scatter writes to as many
+    /// streams, which stay in cache; 16-bit digits (65,536 streams) took four passes but missed the cache on nearly
+    /// every write, three times as long on 200,000 changes.
     private static func radixSortedByValue(
         _ changes: [(entry: ScalarEntry, adding: Bool)]
     ) -> [(entry: ScalarEntry, adding: Bool)] {
+        let bits = 11
+        let mask: UInt64 = (1 << UInt64(bits)) - 1
         var from = changes
         var to = changes
-        var counts = [Int](repeating: 0, count: 1 << 16)
-        for pass in 0..<4 {
-            let shift = UInt64(pass * 16)
+        var counts = [Int](repeating: 0, count: 1 << bits)
+        var shift: UInt64 = 0
+        while shift < 64 {
+            defer { shift += UInt64(bits) }
             for i in counts.indices { counts[i] = 0 }
-            for change in from { counts[Int(truncatingIfNeeded: (change.entry.bits >> shift) & 0xFFFF)] += 1 }
+            from.withUnsafeBufferPointer { source in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    for change in source { counts[Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)] += 1 }
+                }
+            }
             if counts.contains(from.count) { continue }
             var total = 0
             for i in counts.indices {
@@ -148,10 +157,12 @@ extension IndexTree {
             }
             from.withUnsafeBufferPointer { source in
                 to.withUnsafeMutableBufferPointer { target in
-                    for change in source {
-                        let digit = Int(truncatingIfNeeded: (change.entry.bits >> shift) & 0xFFFF)
-                        target[counts[digit]] = change
-                        counts[digit] += 1
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        for change in source {
+                            let digit = Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)
+                            target[counts[digit]] = change
+                            counts[digit] += 1
+                        }
                     }
                 }
             }

@@ -30,10 +30,34 @@ extension SortedTree {
         var values = ContiguousArray<Value>()
         keys.reserveCapacity(storedCount + changes.count)
         values.reserveCapacity(storedCount + changes.count)
+        // Entries of the tree interleaved with the batch: a change replaces (or drops) an entry with its key. Plain
+        // loops over the leaves: a nested function and closure that shared these variables made every access to
+        // them a run-time exclusivity check.
+        var leaves: [Node] = []
+        forEachLeaf { leaves.append($0) }
         var next = 0
-        // Entries of the tree interleaved with the batch: a change replaces (or drops) an entry with its key.
-        func takeChanges(below key: Key?) {
-            while next < changes.count, key.map({ changes[next].key < $0 }) ?? true {
+        changes.withUnsafeBufferPointer { changes in
+            for leaf in leaves {
+                leaf.keys.withUnsafeBufferPointer { leafKeys in
+                    leaf.values.withUnsafeBufferPointer { leafValues in
+                        for position in leafKeys.indices {
+                            let key = leafKeys[position]
+                            while next < changes.count, changes[next].key < key {
+                                if let value = changes[next].value {
+                                    keys.append(changes[next].key)
+                                    values.append(value)
+                                }
+                                next += 1
+                            }
+                            // A change to this very key replaces the entry; it is taken before the next one.
+                            if next < changes.count, changes[next].key == key { continue }
+                            keys.append(key)
+                            values.append(leafValues[position])
+                        }
+                    }
+                }
+            }
+            while next < changes.count {
                 if let value = changes[next].value {
                     keys.append(changes[next].key)
                     values.append(value)
@@ -41,29 +65,19 @@ extension SortedTree {
                 next += 1
             }
         }
-        forEachLeaf { leafKeys, leafValues in
-            for position in leafKeys.indices {
-                let key = leafKeys[position]
-                takeChanges(below: key)
-                if next < changes.count, changes[next].key == key { continue }  // taken on the next call
-                keys.append(key)
-                values.append(leafValues[position])
-            }
-        }
-        takeChanges(below: nil)
         storedCount = keys.count
         root = Self.buildFull(keys: keys, values: values, fanout: fanout)
     }
 
     /// Calls `body` with the keys and values of every leaf, left to right.
-    private func forEachLeaf(_ body: (ContiguousArray<Key>, ContiguousArray<Value>) -> Void) {
+    private func forEachLeaf(_ body: (Node) -> Void) {
         guard let root else { return }
         func walk(_ node: Node) {
             guard node.isLeaf else {
                 for child in node.children { walk(child) }
                 return
             }
-            body(node.keys, node.values)
+            body(node)
         }
         walk(root)
     }
