@@ -2,6 +2,17 @@
 ///
 /// Applying them together sorts them once and merges them into the tree in one pass (see `SortedTree.merge`), where
 /// `IndexTree.update` descends the tree once per entry.
+/// Recorded index changes in key order, one per key (`IndexTree.netted`): the sorting half of applying them.
+struct NettedChanges: Sendable {
+    var scalar: [SortedTree<ScalarEntry, Void>.BatchChange] = []
+    var general: [SortedTree<IndexEntry, Void>.BatchChange] = []
+
+    init(_ changes: IndexChanges) {
+        if !changes.scalar.isEmpty { scalar = IndexTree.netted(changes.scalar) }
+        if !changes.general.isEmpty { general = IndexTree.netted(changes.general) }
+    }
+}
+
 struct IndexChanges: Sendable {
     var scalar: [(entry: ScalarEntry, adding: Bool)] = []
     var general: [(entry: IndexEntry, adding: Bool)] = []
@@ -38,16 +49,21 @@ extension IndexTree {
 
     /// Applies recorded changes with the result of calling `update` for each, in order.
     mutating func apply(_ changes: IndexChanges, rebuildRatio: Int = 32) {
+        apply(NettedChanges(changes), rebuildRatio: rebuildRatio)
+    }
+
+    /// Applies changes netted already (`NettedChanges(_:)`, which may run on another thread).
+    mutating func apply(_ changes: NettedChanges, rebuildRatio: Int = 32) {
         switch self {
         case .scalar(var tree, let coding):
             guard !changes.scalar.isEmpty else { return }
             self = .general(SortedTree())  // release our hold so `tree` is uniquely referenced
-            tree.merge(sortedChanges: Self.netted(changes.scalar), rebuildRatio: rebuildRatio)
+            tree.merge(sortedChanges: changes.scalar, rebuildRatio: rebuildRatio)
             self = .scalar(tree, coding)
         case .general(var tree):
             guard !changes.general.isEmpty else { return }
             self = .general(SortedTree())
-            tree.merge(sortedChanges: Self.netted(changes.general), rebuildRatio: rebuildRatio)
+            tree.merge(sortedChanges: changes.general, rebuildRatio: rebuildRatio)
             self = .general(tree)
         }
     }

@@ -134,3 +134,5 @@ extension SortedTree {
         return out
     }
 }
+
+extension SortedTree.BatchChange: Sendable where Key: Sendable, Value: Sendable {}
