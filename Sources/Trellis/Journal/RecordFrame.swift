@@ -77,10 +77,12 @@ enum RecordFrame {
     /// waited. They are stored deflated only when that saves at least 1/`largeSavingFraction` of their bytes.
     static let huffmanOnlyPayload = 64 << 10
 
-    /// A large payload is stored deflated only when deflate saves at least 1/8 of it (LevelDB's rule for its blocks):
-    /// the 100,000-object save of the standard bench deflates by 11% (8.9 to 7.9 MB) for 66 ms of compression, where
-    /// writing the megabyte saved takes about one.
-    static let largeSavingFraction = 8
+    /// A large payload is stored deflated only when deflate at least halves it. A large record is on its commit's
+    /// path, and Huffman coding runs at about 135 MB/s here against 300–1,000 MB/s for writing and syncing, so
+    /// compressing it costs the commit more time than the bytes it saves; compaction compresses everything anyway.
+    /// (The 100,000-object save of the standard bench deflated by 11% for 66 ms; a 100,000-object update by about
+    /// 20% for some 20 ms, split over both cores.)
+    static let largeSavingFraction = 2
 
     /// Bytes of a large payload deflated first, in four pieces spread over it, to predict whether the whole would
     /// save enough; the whole is deflated only when the sample does.
