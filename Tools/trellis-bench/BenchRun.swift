@@ -55,7 +55,12 @@ final class BenchRun {
     ) throws -> (
         trellis: Double, sqlite: Double
     ) {
-        try both(t, s) { engine in try Measure.milliseconds { try body(engine) }.1 }
+        try both(t, s) { engine in
+            // Each engine's step starts with nothing left for the disk to write back: without this, whichever engine
+            // ran second paid for the first one's dirty pages (W1 moved between 36 and 63 ms from run to run).
+            sync()
+            return try Measure.milliseconds { try body(engine) }.1
+        }
     }
 
     func progress(_ message: String) {
