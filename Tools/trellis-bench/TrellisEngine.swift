@@ -7,7 +7,10 @@ final class TrellisEngine: BenchEngine {
     var caveat: String? { TrellisStorage.caveat }
     let directory: String
     let model: TrellisModel
-    private var store: Store
+    /// The open store; nil between `close()` and `open()`, so that a closed store's memory is freed when it closes
+    /// (as SQLite's engine drops its connection), not inside the timed reopen.
+    private var current: Store?
+    private var store: Store { current! }
     private var durability = Durability.perCommit
     private var rootFolder: ObjectID?
     /// Keeps the snapshot loop's result observable so the compiler cannot drop it.
@@ -17,7 +20,7 @@ final class TrellisEngine: BenchEngine {
         self.directory = directory
         self.model = model
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+        current = try TrellisStorage.open(directory: directory, model: model, durability: durability)
     }
 
     /// Durability is an option of the open store, so changing it closes and reopens the store (untimed).
@@ -26,7 +29,8 @@ final class TrellisEngine: BenchEngine {
         self.durability = durability
         guard TrellisStorage.isPersistent else { return }
         try TrellisStorage.close(store)
-        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+        current = nil
+        current = try TrellisStorage.open(directory: directory, model: model, durability: durability)
     }
 
     func insertItems(_ items: ArraySlice<ItemData>) throws {
@@ -150,11 +154,14 @@ final class TrellisEngine: BenchEngine {
 
     func open() throws -> Bool {
         guard TrellisStorage.isPersistent else { return false }
-        store = try TrellisStorage.open(directory: directory, model: model, durability: durability)
+        current = try TrellisStorage.open(directory: directory, model: model, durability: durability)
         return true
     }
 
-    func close() throws { try TrellisStorage.close(store) }
+    func close() throws {
+        try TrellisStorage.close(store)
+        current = nil
+    }
 
     func compact() throws -> Bool { try TrellisStorage.compact(store) }
 
