@@ -61,7 +61,8 @@ extension EntityTable {
     /// Applies `updates[run]`, whose serials all fall in one leaf; stops at the first update it refuses and reports
     /// it. The updates before it (and the changes of the refused one before the bad one) stay applied.
     ///
-    /// `feeding[a]` lists the indexes that attribute `a` feeds.
+    /// `feeding[a]` lists the indexes that attribute `a` feeds. Index changes are recorded into `changes`, one per
+    /// index, or not at all when it is empty (another thread is building the index trees).
     mutating func updateRun(
         _ updates: [ChangeSet.Update], _ run: Range<Int>, layout: EntityLayout, feeding: [[Int]],
         changes: inout [IndexChanges]
@@ -69,7 +70,8 @@ extension EntityTable {
         let (l, _) = Self.split(updates[run.lowerBound].id.serial)
         guard leaves[l] != nil else { return .missing(run.lowerBound) }
         let encoders = indexes.map(\.encoder)
-        let indexed = layout.indexes.contains { !$0.columns.isEmpty }
+        // No index changes are recorded when `changes` is empty: another thread is building the index trees.
+        let indexed = !changes.isEmpty && layout.indexes.contains { !$0.columns.isEmpty }
         var failure: BatchFailure?
         leaves.modify(l, default: { Leaf(layout) }) { leaf in
             for p in run {

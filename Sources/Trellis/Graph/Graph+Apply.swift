@@ -41,9 +41,9 @@ extension Graph {
     /// thread while the leaves are written; below it, handing the work over costs more than it saves.
     static let parallelIndexesFrom = 4096
 
-    /// Every entity's index trees once `inserts` (all of them valid) are in: the changes `insertRun` records, applied
-    /// to this graph's trees. Reads only the inserted values, so it can run while another thread writes the leaves.
-    func indexes(after inserts: [ChangeSet.Insert]) -> [[NettedChanges]] {
+    /// Every entity's index changes for `inserts` (all of them valid), netted: what `insertRun` records, ready for
+    /// `applyNetted`. Reads only the inserted values, so it can run while another thread writes the leaves.
+    func nettedIndexChanges(after inserts: [ChangeSet.Insert]) -> [[NettedChanges]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
         // One pass over the inserts per index, reading values in place: copying each row's array and the index's
         // column list per row cost more than the entries.
@@ -76,12 +76,12 @@ extension Graph {
                 }
             }
         }
-        return trees(applying: changes)
+        return changes.map { $0.map(NettedChanges.init) }
     }
 
-    /// Every entity's index trees once `updates` are in, for one-attribute indexes and updates whose `old` values are
-    /// the stored ones: the changes `updateRun` records, from the updates alone.
-    func indexes(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[NettedChanges]] {
+    /// Every entity's index changes for `updates`, netted, for one-attribute indexes and updates whose `old` values
+    /// are the stored ones: what `updateRun` records, from the updates alone.
+    func nettedIndexChanges(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[NettedChanges]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
         let encoders = tables.map { $0.indexes.map(\.encoder) }
         // Read in place: copying each update's change list (and the values in it) cost more than the entries.
@@ -112,17 +112,12 @@ extension Graph {
                 }
             }
         }
-        return trees(applying: changes)
+        return changes.map { $0.map(NettedChanges.init) }
     }
 
-    /// The changes sorted and netted, ready for `IndexTree.apply`. The trees themselves are built on the thread that
-    /// writes the leaves: nodes allocated here, on another thread, came from another malloc arena, and every later
-    /// small commit into the store that copies and frees them was half as slow again (X1: 11 to 17 µs a commit).
-    private func trees(applying changes: [[IndexChanges]]) -> [[NettedChanges]] {
-        changes.map { $0.map(NettedChanges.init) }
-    }
-
-    /// Applies index changes netted on another thread (see `trees(applying:)`).
+    /// Applies index changes netted on another thread. Only the sorting happens there; the trees are built here, on
+    /// the thread that writes the leaves: nodes allocated on another thread came from another malloc arena, and
+    /// every later small commit into the store that copied and freed them was half as slow again (X1: 11 to 17 µs).
     private mutating func applyNetted(_ netted: [[NettedChanges]]) {
         for e in tables.indices {
             for i in netted[e].indices { tables[e].indexes[i].apply(netted[e][i]) }
@@ -145,12 +140,14 @@ extension Graph {
     }
 
     private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
-        // A large batch has its index trees built on another thread from the inserted values while the leaves are
-        // written here; the trees it returns are the ones the changes recorded below would give.
-        let before = self
-        let indexes =
-            inserts.count >= Self.parallelIndexesFrom && tables.contains(where: { !$0.indexes.isEmpty })
-            ? BackgroundWork { before.indexes(after: inserts) } : nil
+        // A large batch has its index changes sorted on another thread from the inserted values while the leaves are
+        // written here: the same changes `insertRun` would record. Only then is a copy of the graph kept, for that
+        // thread to read: while it lives, every node written here is copied first.
+        var indexes: BackgroundWork<[[NettedChanges]]>?
+        if inserts.count >= Self.parallelIndexesFrom, tables.contains(where: { !$0.indexes.isEmpty }) {
+            let before = self
+            indexes = BackgroundWork { before.nettedIndexChanges(after: inserts) }
+        }
         var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
         var start = 0
         while start < inserts.count {
@@ -196,14 +193,16 @@ extension Graph {
                 layout.indexes.indices.filter { layout.indexes[$0].columns.contains(a) }
             }
         }
-        let before = self
-        let indexes =
-            oldValuesStored && updates.count >= Self.parallelIndexesFrom
-                && schema.layouts.allSatisfy({ $0.indexes.allSatisfy { $0.columns.count == 1 } })
-                && tables.contains(where: { !$0.indexes.isEmpty })
-            ? BackgroundWork { before.indexes(after: updates, feeding: feeding) } : nil
+        var indexes: BackgroundWork<[[NettedChanges]]>?
+        if oldValuesStored, updates.count >= Self.parallelIndexesFrom,
+            schema.layouts.allSatisfy({ $0.indexes.allSatisfy { $0.columns.count == 1 } }),
+            tables.contains(where: { !$0.indexes.isEmpty })
+        {
+            let before = self
+            indexes = BackgroundWork { before.nettedIndexChanges(after: updates, feeding: feeding) }
+        }
+        // Empty when the other thread sorts the index changes: `updateRun` then records none.
         var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
-        let noIndexes = feeding.map { $0.map { _ in [Int]() } }
         var start = 0
         while start < updates.count {
             let id = updates[start].id
@@ -217,8 +216,7 @@ extension Graph {
             let e = Int(id.entity)
             let run = start..<end
             switch tables[e].updateRun(
-                updates, run, layout: layout(id.entity), feeding: indexes == nil ? feeding[e] : noIndexes[e],
-                changes: &changes[e])
+                updates, run, layout: layout(id.entity), feeding: feeding[e], changes: &changes[e])
             {
             case nil: break
             case .missing(let p): throw reject("update of missing object", updates[p].id)

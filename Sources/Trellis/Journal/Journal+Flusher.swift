@@ -107,53 +107,56 @@ extension Journal {
     func append(_ entries: [Entry]) throws {
         try writer.withLock { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
-            if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
-                // One big record: header, payload and padding written one after the other, so the megabytes of
-                // its payload go to the file without first being copied into a frame.
-                let entry = entries[0]
-                let parts = RecordFrame.frameParts(
-                    type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
-                w.unsynced = true
-                try segment.file.write(parts.header, at: segment.end)
-                try segment.file.write(parts.stored, at: segment.end + parts.header.count)
-                let length = parts.header.count + parts.stored.count
-                if parts.padding > 0 {
-                    try segment.file.write([UInt8](repeating: 0, count: parts.padding), at: segment.end + length)
-                }
-                segment.end += length + parts.padding
-                w.segment = segment
-                w.lastWritten = entry.sequence
-                w.lastWrittenGraph = entry.commit.snapshot
-                files.withLock { $0.segmentBytes[segment.id] = segment.end }
-                return
-            }
-            var batch: [UInt8] = []
-            for entry in entries {
-                let frame = RecordFrame.encode(
-                    type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                    salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
-                // A batch of one record (every big one) is that record's frame, not a copy of it.
-                if batch.isEmpty { batch = frame } else { batch += frame }
-            }
             w.unsynced = true
-            // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
-            // bound by its data, and reserving after it would only leave zeros on disk.
-            if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
-                let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
-                if segment.file.preallocate(to: target) { segment.allocated = target }
+            if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
+                segment.end += try writeInParts(entries[0], to: segment)
+            } else {
+                segment.end += try writeBatch(entries, to: &segment)
             }
-            if CrashPoints.isArmed("mid-record") {
-                try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
-                CrashPoints.hit("mid-record")
-            }
-            try segment.file.write(batch, at: segment.end)
-            segment.end += batch.count
             w.segment = segment
             w.lastWritten = entries.last!.sequence
             w.lastWrittenGraph = entries.last!.commit.snapshot
             files.withLock { $0.segmentBytes[segment.id] = segment.end }
         }
+    }
+
+    /// Frames `entries` into one buffer and writes it at the segment's end; returns the bytes written.
+    private func writeBatch(_ entries: [Entry], to segment: inout OpenSegment) throws -> Int {
+        var batch: [UInt8] = []
+        for entry in entries {
+            let frame = RecordFrame.encode(
+                type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
+                salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+            // A batch of one record is that record's frame, not a copy of it.
+            if batch.isEmpty { batch = frame } else { batch += frame }
+        }
+        // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
+        // bound by its data, and reserving after it would only leave zeros on disk.
+        if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
+            let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
+            if segment.file.preallocate(to: target) { segment.allocated = target }
+        }
+        if CrashPoints.isArmed("mid-record") {
+            try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
+            CrashPoints.hit("mid-record")
+        }
+        try segment.file.write(batch, at: segment.end)
+        return batch.count
+    }
+
+    /// Writes one big record as its header, payload and padding one after the other at the segment's end, so the
+    /// megabytes of its payload go to the file without first being copied into a frame; returns the bytes written.
+    private func writeInParts(_ entry: Entry, to segment: OpenSegment) throws -> Int {
+        let parts = RecordFrame.frameParts(
+            type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time, salt: segment.salt,
+            compressionLevel: Int32(options.compressionLevel))
+        try segment.file.write(parts.header, at: segment.end)
+        try segment.file.write(parts.stored, at: segment.end + parts.header.count)
+        let length = parts.header.count + parts.stored.count
+        if parts.padding > 0 {
+            try segment.file.write([UInt8](repeating: 0, count: parts.padding), at: segment.end + length)
+        }
+        return length + parts.padding
     }
 
     /// A batch of one record whose payload is at least this big writes the record's parts one after the other.
