@@ -157,4 +157,45 @@ struct SortedTreeTests {
         #expect(tree.removeValue(forKey: "a") == .some(3))
         #expect(tree.isEmpty)
     }
+
+    /// The most entries of a leaf and the most children of an internal node anywhere in `tree`.
+    static func largestNodes(_ tree: SortedTree<Int, Int>) -> (leaf: Int, internal: Int) {
+        var largest = (leaf: 0, internal: 0)
+        func walk(_ node: SortedTreeNode<Int, Int>) {
+            if node.isLeaf {
+                largest.leaf = max(largest.leaf, node.keys.count)
+            } else {
+                largest.internal = max(largest.internal, node.children.count)
+                node.children.forEach(walk)
+            }
+        }
+        if let root = tree.root { walk(root) }
+        return largest
+    }
+
+    @Test(
+        "with the default fan-out, leaves hold up to 64 entries but internal nodes at most 16 children, however built")
+    func internalNodesBranchLess() {
+        let n = 20_000
+        let keys = ContiguousArray(stride(from: 0, to: 2 * n, by: 2))
+        let built = SortedTree(ascendingKeys: keys, values: ContiguousArray(keys.map { -$0 }))
+        var inserted = SortedTree<Int, Int>()
+        var random = SplitMix64(seed: 16)
+        for key in keys.shuffled(using: &random) { inserted[key] = -key }
+        var merged = built
+        merged.merge(sortedChanges: stride(from: 1, to: 2 * n, by: 4).map { .init(key: $0, value: $0) })
+        for (name, tree) in [("built", built), ("inserted", inserted), ("merged", merged)] {
+            tree.checkInvariants()
+            let largest = Self.largestNodes(tree)
+            #expect(largest.leaf > 32 && largest.leaf <= 64, "\(name): largest leaf \(largest.leaf)")
+            #expect(
+                largest.internal > 8 && largest.internal <= 16, "\(name): largest internal node \(largest.internal)")
+        }
+        #expect(inserted.map(\.key) == Array(keys) && built.map(\.key) == Array(keys))
+        #expect(merged.count == n + n / 2 && merged[5] == 5 && merged[4] == -4)
+        // Removing most keys merges internal nodes; the bounds still hold.
+        for key in keys where key % 10 != 0 { inserted.removeValue(forKey: key) }
+        inserted.checkInvariants()
+        #expect(Self.largestNodes(inserted).internal <= 16 && inserted.count == n / 5)
+    }
 }

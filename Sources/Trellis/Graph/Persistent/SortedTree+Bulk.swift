@@ -52,8 +52,8 @@ extension SortedTree {
         var level = leaves
         while level.count > 1 {
             var parents: [(first: Key, node: Node, count: Int)] = []
-            parents.reserveCapacity(level.count / fanout + 1)
-            for range in Self.runs(level.count, fanout: fanout) {
+            parents.reserveCapacity(level.count / branching(fanout) + 1)
+            for range in Self.runs(level.count, fanout: branching(fanout)) {
                 var separators = ContiguousArray<Key>()
                 separators.reserveCapacity(range.count - 1)
                 var children = ContiguousArray<Node>()

@@ -30,8 +30,9 @@ extension SortedTree {
         fanout: Int,
         leafDepth: inout Int?
     ) -> Int {
-        precondition(node.fill <= fanout, "SortedTree: node over full at depth \(depth)")
-        precondition(isRoot || node.fill >= fanout / 2, "SortedTree: node under half full at depth \(depth)")
+        let capacity = capacity(of: node, fanout: fanout)
+        precondition(node.fill <= capacity, "SortedTree: node over full at depth \(depth)")
+        precondition(isRoot || node.fill >= capacity / 2, "SortedTree: node under half full at depth \(depth)")
         for (position, key) in node.keys.enumerated() {
             if position > 0 { precondition(node.keys[position - 1] < key, "SortedTree: keys out of order") }
             if let lower { precondition(lower <= key, "SortedTree: key below its subtree's separator") }

@@ -95,8 +95,8 @@ extension SortedTree {
         }
         while level.count > 1 {
             var above: [(node: Node, first: Key, count: Int)] = []
-            above.reserveCapacity(level.count / fanout + 1)
-            for range in evenRuns(level.count, fanout: fanout) {
+            above.reserveCapacity(level.count / branching(fanout) + 1)
+            for range in evenRuns(level.count, fanout: branching(fanout)) {
                 var separators = ContiguousArray<Key>()
                 var children = ContiguousArray<Node>()
                 var counts = ContiguousArray<Int>()

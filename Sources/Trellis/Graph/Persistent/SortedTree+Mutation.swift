@@ -56,7 +56,7 @@ extension SortedTree {
             node.children.insertGrowingSlowly(childSplit.node, at: position + 1)
             node.counts[position] -= childSplit.count
             node.counts.insertGrowingSlowly(childSplit.count, at: position + 1)
-            if node.children.count > fanout { split = node.splitOff() }
+            if node.children.count > branching(fanout) { split = node.splitOff() }
         }
         return replaced
     }
@@ -91,7 +91,9 @@ extension SortedTree {
         let position = node.firstPosition(above: key)
         let removed = remove(key, from: &node.children[position], fanout: fanout)
         node.counts[position] -= 1
-        if node.children[position].fill < fanout / 2 { rebalance(node, at: position, fanout: fanout) }
+        if node.children[position].fill < capacity(of: node.children[position], fanout: fanout) / 2 {
+            rebalance(node, at: position, fanout: fanout)
+        }
         return removed
     }
 
@@ -125,7 +127,7 @@ extension SortedTree {
             left.counts += right.counts
         }
 
-        guard left.fill > fanout else {
+        guard left.fill > capacity(of: left, fanout: fanout) else {
             parent.keys.remove(at: leftPosition)
             parent.children.remove(at: rightPosition)
             parent.counts.remove(at: rightPosition)
