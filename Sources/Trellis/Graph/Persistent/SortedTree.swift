@@ -1,9 +1,9 @@
 /// A persistent ordered map: a B+-tree whose internal nodes count the entries under each child.
 ///
 /// Leaves hold up to `fanout` sorted keys with their values and internal nodes up to `branching(fanout)` children
-/// (`fanout`, at most 16); every node
-/// but the root is at least half full, and all leaves are at the same depth. The counts make `rank(of:)`,
-/// `element(atRank:)` and range counts O(log n), and let a range scan know its length before it starts.
+/// (`fanout`, at most 16); every node but the root is at least half full, and all leaves are at the same depth. The
+/// counts make `rank(of:)`, `element(atRank:)` and range counts O(log n), and let a range scan know its length before
+/// it starts.
 ///
 /// It is a value: copying is O(1) and copies share nodes; a mutation copies only the nodes on the path to the key
 /// (and, when rebalancing, one sibling) that other copies still see, and changes uniquely held nodes in place.
