@@ -122,12 +122,16 @@ enum ChangeSetCodec {
             for k in deletes.indices {
                 w.varint(UInt64(deletes[k].id.entity))
                 w.varint(deletes[k].id.serial)
-                w.varint(deletes[k].values.count)
-                deletes[k].values.withUnsafeBufferPointer { values in
+                guard case .given(let values, let relationships) = deletes[k].record else {
+                    if case .row(let row) = deletes[k].record { encode(row, into: &w) }
+                    continue
+                }
+                w.varint(values.count)
+                values.withUnsafeBufferPointer { values in
                     for v in values.indices { w.value(values[v]) }
                 }
-                w.varint(deletes[k].relationships.count)
-                deletes[k].relationships.withUnsafeBufferPointer { relationships in
+                w.varint(relationships.count)
+                relationships.withUnsafeBufferPointer { relationships in
                     for r in relationships.indices {
                         w.varint(relationships[r].count)
                         relationships[r].withUnsafeBufferPointer { targets in
@@ -136,6 +140,35 @@ enum ChangeSetCodec {
                     }
                 }
             }
+        }
+    }
+
+    /// A deleted row's values and targets, read from its leaf: the same bytes as its `values` and `relationships`
+    /// would encode to, without building them (or a `String` for each text value).
+    private static func encode(_ deleted: DeletedRow, into w: inout PayloadWriter) {
+        let r = deleted.row
+        let bit: UInt64 = 1 << UInt64(r)
+        deleted.leaf.columns.withUnsafeBufferPointer { columns in
+            w.varint(columns.count)
+            for c in columns.indices {
+                guard columns[c].nulls & bit == 0 else {
+                    w.value(.null)
+                    continue
+                }
+                switch columns[c].kind {
+                case .string:
+                    w.u8(ValueTag.string.rawValue)
+                    let span = columns[c].strings.span(r)
+                    columns[c].strings.bytes.withUnsafeBytes { w.blob(UnsafeRawBufferPointer(rebasing: $0[span])) }
+                default:
+                    w.value(columns[c].value(r))
+                }
+            }
+        }
+        w.varint(deleted.targets.count)
+        for k in deleted.targets.indices {
+            w.varint(deleted.leaf.targetCount(r, k))
+            deleted.leaf.forEachTarget(r, k) { w.varint($0) }
         }
     }
 

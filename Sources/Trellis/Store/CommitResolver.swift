@@ -232,10 +232,15 @@ struct CommitResolver {
         var deletes: [ChangeSet.Delete] = []
         deletes.reserveCapacity(order.count)
         let tables = graph.tables
+        // A big cascade's deletes read their rows when asked (`DeletedRow`) instead of copying them out here.
+        let targets: [[UInt32]]? =
+            order.count >= DeletedRow.recordedFrom ? relations.map { $0.map(\.target) } : nil
         for id in order {
             let e = Int(id.entity)
             let delete = try cursor.withRow(id, in: tables) { leaf, r in
-                try deleteRecord(id, leaf, r, relations[e], doomed: doomed)
+                try checkDeleteRules(id, leaf, r, relations[e], doomed: doomed)
+                guard let targets else { return deleteRecord(id, leaf, r, relations[e]) }
+                return ChangeSet.Delete(id: id, row: DeletedRow(leaf: leaf, row: r, targets: targets[e]))
             }
             deletes.append(delete!)
         }
@@ -249,13 +254,40 @@ struct CommitResolver {
         changes.deletes = deletes
     }
 
-    /// What a delete records of a live object: its values and targets. Checks its deny rules, and notes the targets
-    /// that nullify rules will unlink.
-    private mutating func deleteRecord(
+    /// Checks a live object's deny rules, and notes the targets that its nullify rules will unlink.
+    private mutating func checkDeleteRules(
         _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)],
         doomed: ObjectIDSet
-    ) throws -> ChangeSet.Delete {
-        let e = Int(id.entity)
+    ) throws {
+        for (k, rel) in relations.enumerated() where rel.rule == .deny || rel.rule == .nullify {
+            if rel.rule == .deny {
+                var blocker: ObjectID?
+                leaf.forEachTarget(r, k) { serial in
+                    let t = ObjectID(entity: rel.target, serial: serial)
+                    if blocker == nil, graph.contains(t), !doomed.contains(t) { blocker = t }
+                }
+                if let blocker {
+                    let name = schema.layouts[Int(id.entity)].relationships[k].name
+                    let count = leaf.targetCount(r, k)
+                    throw TrellisError(
+                        .deleteDenied,
+                        "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
+                            + "holds \(describe(blocker))" + (count > 1 ? " (\(count) targets)" : ""),
+                        object: id)
+                }
+            } else {
+                leaf.forEachTarget(r, k) { serial in
+                    let t = ObjectID(entity: rel.target, serial: serial)
+                    if !doomed.contains(t) { touched.insert(t) }
+                }
+            }
+        }
+    }
+
+    /// What a delete records of a live object: its values and targets, copied out.
+    private func deleteRecord(
+        _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)]
+    ) -> ChangeSet.Delete {
         var links: [[ObjectID]] = []
         links.reserveCapacity(relations.count)
         for (k, rel) in relations.enumerated() {
@@ -263,17 +295,6 @@ struct CommitResolver {
             targets.reserveCapacity(leaf.targetCount(r, k))
             leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
             links.append(targets)
-            if rel.rule == .deny, let blocker = targets.first(where: { graph.contains($0) && !doomed.contains($0) }) {
-                let name = schema.layouts[e].relationships[k].name
-                throw TrellisError(
-                    .deleteDenied,
-                    "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
-                        + "holds \(describe(blocker))" + (targets.count > 1 ? " (\(targets.count) targets)" : ""),
-                    object: id)
-            }
-            if rel.rule == .nullify {
-                for t in targets where !doomed.contains(t) { touched.insert(t) }
-            }
         }
         var values: [Value] = []
         values.reserveCapacity(leaf.columns.count)

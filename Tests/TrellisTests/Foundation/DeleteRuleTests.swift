@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Trellis
@@ -39,6 +40,62 @@ import Testing
         #expect(result.changes.deletes.first?.id == root)
         #expect(result.changes.deletes.first?.values.first == .string("root"))
         #expect(result.changes.deletes.first?.relationships[1].count == 3)
+    }
+
+    /// From `DeletedRow.recordedFrom` deletes up, a cascade records each deleted object as its row in the version it
+    /// was deleted from, not as arrays; what the change set reports and the bytes the journal gets must be what arrays
+    /// of the same values and targets give.
+    @Test func aBigCascadeReportsAndJournalsTheValuesAndTargetsItsObjectsHad() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let root = try Fixtures.folderTree(in: store, fanOut: 4, depth: 7)  // 5,461 folders
+        let folders = try store.snapshot.objectIDs("Folder")
+        try store.write { tx in
+            let outside = try tx.insert("Folder", ["name": "outside"])
+            try tx.link(root, "parent", outside)
+            let tag = try tx.insert("Tag", ["label": "kept"])
+            for (i, folder) in folders.enumerated() where i % 5 == 0 {
+                let note = try tx.insert(
+                    "Note",
+                    [
+                        "title": .string("note \(i) with a title longer than fifteen bytes"),
+                        "body": i % 2 == 0 ? .string("b\(i)") : .null,
+                        "due": i % 3 == 0 ? .date(Date(timeIntervalSince1970: Double(i))) : .null,
+                        "score": .double(Double(i) / 7), "done": .bool(i % 4 == 0),
+                    ])
+                try tx.link(note, "folder", folder)
+                if i % 10 == 0 { try tx.link(note, "tags", tag) }
+            }
+        }
+        let before = store.snapshot
+        var tx = store.transaction()
+        try tx.delete(root)
+        let commit = try store.commit(tx)
+        let deletes = commit.changes.deletes
+        #expect(deletes.count == folders.count + (folders.count + 4) / 5)
+        #expect(deletes.count >= DeletedRow.recordedFrom)
+        #expect(deletes.allSatisfy { if case .row = $0.record { true } else { false } })
+
+        for delete in deletes {
+            try #require(delete.values == before.row(delete.id), "values of \(delete.id)")
+            let layout = store.schema.layouts[Int(delete.id.entity)]
+            let expected = try layout.relationships.map { try before.targets(delete.id, $0.name).sorted() }
+            try #require(delete.relationships.map { $0.sorted() } == expected, "targets of \(delete.id)")
+        }
+        let root0 = try #require(deletes.first)
+        #expect(root0.id == root && root0.values == [.string("root"), .int(0)] && root0.relationships[1].count == 4)
+
+        let copied = ChangeSet(
+            inserts: commit.changes.inserts, updates: commit.changes.updates, edits: commit.changes.edits,
+            deletes: deletes.map { ChangeSet.Delete(id: $0.id, values: $0.values, relationships: $0.relationships) })
+        #expect(copied == commit.changes)
+        let journaled = ChangeSetCodec.encode(commit.changes, schema: store.schema)
+        #expect(journaled == ChangeSetCodec.encode(copied, schema: store.schema))
+        #expect(try ChangeSetCodec.decode(journaled, schema: store.schema, context: "test") == copied)
+        // A changed copy is a plain delete again, and no longer equal.
+        var edited = deletes[1]
+        edited.values[0] = .string("renamed")
+        #expect(edited != deletes[1] && edited.values[0] == .string("renamed"))
+        #expect(edited.relationships == deletes[1].relationships)
     }
 
     @Test func nullifyClearsTheInverseOfEachTarget() throws {
