@@ -108,8 +108,10 @@ struct FrameScanner {
                 .length,
                 "stored length \(header.storedLength) exceeds the \(left - FrameHeader.size) bytes left in the file")
         }
-        let stored = try window.bytes(at: offset + FrameHeader.size, count: header.storedLength)
+        // The header's bytes first, from the window that holds them: reading the payload may move the window past
+        // them, and reading them after it read the window again (a second 1 MiB read for every window of a file).
         let headerBytes = try window.bytes(at: offset + 4, count: FrameHeader.size - 4)
+        let stored = try window.bytes(at: offset + FrameHeader.size, count: header.storedLength)
         let expected = RecordFrame.checksum(salt: salt, header: headerBytes, stored: stored)
         guard expected == header.checksum else {
             for other in otherSalts where other != salt {
