@@ -15,17 +15,13 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
         .systemLibrary(
-            name: "CThreads",
-            path: "Sources/CThreads"
-        ),
-        .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(
             name: "Trellis",
-            dependencies: ["CZlib", "CThreads"],
+            dependencies: ["CZlib"],
             path: "Sources/Trellis"
         ),
         .executableTarget(

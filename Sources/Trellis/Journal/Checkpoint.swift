@@ -164,7 +164,7 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
-        let reader = LockedReader(
+        let reader = Mutex(
             ChunkReader(
                 scanner: FrameScanner(
                     file, name: name, size: size, salt: header.salt, otherSalts: [],
@@ -172,31 +172,32 @@ enum Checkpoint {
                 name: name, version: header.version, schema: schema,
                 // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
                 offset: header.encoded().count))
-        var builder = ChunkBuilder(schema: schema, name: name)
-        // Reading and decoding chunk k + 1 on the pipeline's thread overlaps filling the leaves with chunk k here.
-        // Damage in chunk k is reported before damage in chunk k + 1, as when they are loaded one after the other:
-        // chunk k is built before the result of reading k + 1 is looked at.
-        let pipeline = Pipeline { () -> (item: Result<ChunkReader.Chunk, any Error>, last: Bool) in
-            let next = reader.state.withLock { r in Result { try r.next() } }
-            switch next {
-            case .success(.footer), .failure: return (next, true)
-            case .success: return (next, false)
-            }
-        }
-        defer { pipeline.close() }
+        let builder = Mutex(ChunkBuilder(schema: schema, name: name))
+        // Reading and decoding chunk k + 1 overlaps filling the leaves with chunk k: two chunks in memory at most.
+        // Damage in chunk k is reported before damage in chunk k + 1, as when they are loaded one after the other.
+        var pending: ChunkReader.Chunk?
         while true {
-            let chunk = try pipeline.next().get()
+            let next: Result<ChunkReader.Chunk, any Error>
+            if let chunk = pending {
+                let (read, built) = inParallel(
+                    { reader.withLock { r in Result { try r.next() } } },
+                    { builder.withLock { b in Result { try b.add(chunk) } } })
+                try built.get()
+                next = read
+            } else {
+                next = reader.withLock { r in Result { try r.next() } }
+            }
+            let chunk = try next.get()
             guard case .footer(let payload, let offset, let frameSize, let context) = chunk else {
-                try builder.add(chunk)
+                pending = chunk
                 continue
             }
-            pipeline.close()
             // The scanner's read window goes before the indexes are built, which is when memory peaks.
-            let chunks = reader.state.withLock { r in
+            let chunks = reader.withLock { r in
                 r.scanner = nil
                 return r.expected - 2
             }
-            var graph = builder.finish(version: header.version)
+            var graph = builder.withLock { b in b.finish(version: header.version) }
             do {
                 try graph.finishLoading(payload, sequence: header.sequence, chunks: chunks, context: context)
                 guard offset + frameSize == size else {
@@ -207,13 +208,6 @@ enum Checkpoint {
             }
             return graph
         }
-    }
-
-    /// The reader, shared by the pipeline's thread (which reads the chunks) and the loading one (which drops its read
-    /// window once the pipeline has finished).
-    private final class LockedReader: Sendable {
-        let state: Mutex<ChunkReader>
-        init(_ reader: consuming ChunkReader) { state = Mutex(reader) }
     }
 
     /// Reads a checkpoint's frames in order, checking each, and decodes columns chunks (the part of loading that
