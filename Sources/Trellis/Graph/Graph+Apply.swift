@@ -284,18 +284,26 @@ extension Graph {
 
     /// Deletes objects; from `batchFrom` deletes on, rows go a leaf at a time (in serial order: the result does not
     /// depend on the order) with one index merge per index.
-    mutating func applyDeletes(_ deletes: [ChangeSet.Delete]) throws {
+    ///
+    /// - Parameter verified: the ids of `deletes`, when the caller has checked that each names a live object and none
+    ///   comes twice (a commit's resolver has, and built this set doing it); nil to have them checked here.
+    mutating func applyDeletes(_ deletes: [ChangeSet.Delete], verified: ObjectIDSet? = nil) throws {
         guard deletes.count >= Self.batchFrom else { return try applyDeletesOneByOne(deletes) }
-        // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
-        var doomed = ObjectIDSet()
         var cursor = LeafCursor()
-        for i in deletes.indices {
-            let id = deletes[i].id
-            try checkEntity(id)
-            guard cursor.contains(id, in: tables), doomed.insert(id) else {
-                throw reject("delete of missing object", id)
-            }
-        }
+        // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
+        let doomed =
+            try verified
+            ?? {
+                var doomed = ObjectIDSet()
+                for i in deletes.indices {
+                    let id = deletes[i].id
+                    try checkEntity(id)
+                    guard cursor.contains(id, in: tables), doomed.insert(id) else {
+                        throw reject("delete of missing object", id)
+                    }
+                }
+                return doomed
+            }()
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
         // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
         // they can all be read first.

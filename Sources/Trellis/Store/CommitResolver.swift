@@ -200,11 +200,20 @@ struct CommitResolver {
         touched.insert(edit.target)
     }
 
+    /// Expands the requested deletes through their cascade rules, checks deny rules, notes what nullify rules will
+    /// unlink, records each deleted object, and applies the deletes.
+    ///
+    /// One walk over the cascade does all of it: a target of a nullify or deny rule that the cascade has not reached
+    /// yet is kept, and checked again once the walk is over (most have been reached by then: a folder's parent is
+    /// deleted before its children).
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
         let relations = schema.layouts.map { $0.relationships.map { (target: $0.target, rule: $0.deleteRule) } }
-        var order: [ObjectID] = []
+        let targets = relations.map { $0.map(\.target) }
+        var deletes: [ChangeSet.Delete] = []
         var doomed = ObjectIDSet()
+        var unlinked: [ObjectID] = []
+        var denials: [(id: ObjectID, relationship: Int, blocker: ObjectID, count: Int)] = []
         var cursor = LeafCursor()
         var queue = tx.deletes
         var next = 0
@@ -213,93 +222,62 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            let live =
-                cursor.withRow(id, in: graph.tables) { leaf, r -> Bool in
-                    for (k, rel) in relations[Int(id.entity)].enumerated() where rel.rule == .cascade {
+            let e = Int(id.entity)
+            let row = cursor.withRow(id, in: graph.tables) { leaf, r -> DeletedRow in
+                for (k, rel) in relations[e].enumerated() {
+                    switch rel.rule {
+                    case .cascade:
                         leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
+                    case .nullify:
+                        leaf.forEachTarget(r, k) { serial in
+                            let t = ObjectID(entity: rel.target, serial: serial)
+                            if !doomed.contains(t) { unlinked.append(t) }
+                        }
+                    case .deny:
+                        leaf.forEachTarget(r, k) { serial in
+                            let t = ObjectID(entity: rel.target, serial: serial)
+                            if !doomed.contains(t), graph.contains(t) {
+                                denials.append((id, k, t, leaf.targetCount(r, k)))
+                            }
+                        }
+                    case .noAction:
+                        break
                     }
-                    return true
-                } ?? false
-            guard live else {
+                }
+                return DeletedRow(leaf: leaf, row: r, targets: targets[e])
+            }
+            guard let row else {
                 if requested {
                     throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
                 }
                 continue  // a dangling target left by a no-action rule
             }
             doomed.insert(id)
-            order.append(id)
-        }
-        var deletes: [ChangeSet.Delete] = []
-        deletes.reserveCapacity(order.count)
-        let tables = graph.tables
-        // A big cascade's deletes read their rows when asked (`DeletedRow`) instead of copying them out here.
-        let targets: [[UInt32]]? =
-            order.count >= DeletedRow.recordedFrom ? relations.map { $0.map(\.target) } : nil
-        for id in order {
-            let e = Int(id.entity)
-            let delete = try cursor.withRow(id, in: tables) { leaf, r in
-                try checkDeleteRules(id, leaf, r, relations[e], doomed: doomed)
-                guard let targets else { return deleteRecord(id, leaf, r, relations[e]) }
-                return ChangeSet.Delete(id: id, row: DeletedRow(leaf: leaf, row: r, targets: targets[e]))
-            }
-            deletes.append(delete!)
+            deletes.append(ChangeSet.Delete(id: id, row: row))
         }
         cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
+        // The first object, in the cascade's order, whose deny rule holds a target that outlives the commit.
+        if let denial = denials.first(where: { !doomed.contains($0.blocker) }) {
+            let name = schema.layouts[Int(denial.id.entity)].relationships[denial.relationship].name
+            throw TrellisError(
+                .deleteDenied,
+                "cannot delete \(describe(denial.id)): relationship '\(name)' has delete rule deny and still "
+                    + "holds \(describe(denial.blocker))" + (denial.count > 1 ? " (\(denial.count) targets)" : ""),
+                object: denial.id)
+        }
+        for t in unlinked where !doomed.contains(t) { touched.insert(t) }
+        // A big cascade's deletes read their rows when asked (`DeletedRow`); smaller ones copy their values and
+        // targets out, so that a change set kept for long (history, undo) does not keep whole leaves alive.
+        if deletes.count < DeletedRow.recordedFrom {
+            deletes = deletes.map { ChangeSet.Delete(id: $0.id, values: $0.values, relationships: $0.relationships) }
+        }
         if encodesAhead, deletes.count >= EncodingAhead.minimumChanges {
             // The edits were final before this phase, the deletes are now: the journal's last sections.
             let (edits, final) = (changes.edits, deletes)
             ahead.editsAndDeletes = EncodingAhead { ChangeSetCodec.encodeEditsAndDeletes(edits, final) }
         }
-        try graph.applyDeletes(deletes)
+        try graph.applyDeletes(deletes, verified: doomed)
         changes.deletes = deletes
-    }
-
-    /// Checks a live object's deny rules, and notes the targets that its nullify rules will unlink.
-    private mutating func checkDeleteRules(
-        _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)],
-        doomed: ObjectIDSet
-    ) throws {
-        for (k, rel) in relations.enumerated() where rel.rule == .deny || rel.rule == .nullify {
-            if rel.rule == .deny {
-                var blocker: ObjectID?
-                leaf.forEachTarget(r, k) { serial in
-                    let t = ObjectID(entity: rel.target, serial: serial)
-                    if blocker == nil, graph.contains(t), !doomed.contains(t) { blocker = t }
-                }
-                if let blocker {
-                    let name = schema.layouts[Int(id.entity)].relationships[k].name
-                    let count = leaf.targetCount(r, k)
-                    throw TrellisError(
-                        .deleteDenied,
-                        "cannot delete \(describe(id)): relationship '\(name)' has delete rule deny and still "
-                            + "holds \(describe(blocker))" + (count > 1 ? " (\(count) targets)" : ""),
-                        object: id)
-                }
-            } else {
-                leaf.forEachTarget(r, k) { serial in
-                    let t = ObjectID(entity: rel.target, serial: serial)
-                    if !doomed.contains(t) { touched.insert(t) }
-                }
-            }
-        }
-    }
-
-    /// What a delete records of a live object: its values and targets, copied out.
-    private func deleteRecord(
-        _ id: ObjectID, _ leaf: Leaf, _ r: Int, _ relations: [(target: UInt32, rule: DeleteRule)]
-    ) -> ChangeSet.Delete {
-        var links: [[ObjectID]] = []
-        links.reserveCapacity(relations.count)
-        for (k, rel) in relations.enumerated() {
-            var targets: [ObjectID] = []
-            targets.reserveCapacity(leaf.targetCount(r, k))
-            leaf.forEachTarget(r, k) { targets.append(ObjectID(entity: rel.target, serial: $0)) }
-            links.append(targets)
-        }
-        var values: [Value] = []
-        values.reserveCapacity(leaf.columns.count)
-        for c in 0..<leaf.columns.count { values.append(leaf.value(column: c, row: r)) }
-        return ChangeSet.Delete(id: id, values: values, relationships: links)
     }
 
     // MARK: Checks on the result

@@ -148,6 +148,29 @@ import Testing
         #expect(!store.snapshot.contains(account))
     }
 
+    /// The denial names the first target, in the relationship's order, that the commit does not delete too, and how
+    /// many targets the relationship holds; targets deleted later in the same commit do not block.
+    @Test func denyNamesTheFirstTargetThatOutlivesTheCommit() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let (account, notes) = try store.write { tx in
+            let account = try tx.insert("Account", ["email": "b@x", "region": "eu"])
+            let notes = try (0..<3).map { try tx.insert("Note", ["title": .string("n\($0)")]) }
+            for note in notes { try tx.link(note, "owner", account) }
+            return (account, notes)
+        }
+        var delete = store.transaction()
+        try delete.delete(account)
+        try delete.delete(notes[0])
+        let error = #expect(throws: TrellisError.self) { try store.commit(delete) }
+        #expect(error?.object == account)
+        #expect(error?.message.contains("holds Note#\(notes[1].serial) (3 targets)") == true)
+        try store.write { tx in
+            try tx.delete(account)
+            for note in notes.reversed() { try tx.delete(note) }
+        }
+        #expect(try store.snapshot.count("Account") == 0 && store.snapshot.count("Note") == 0)
+    }
+
     @Test func noActionLeavesDanglingReferencesOnlyWhereDeclared() throws {
         let store = Store(schema: try Fixtures.outlineSchema())
         var tx = store.transaction()
