@@ -127,23 +127,23 @@ enum DeleteRecord: Sendable {
 ///
 /// A big cascade records its deletes this way: building each one's arrays of values and targets cost the committing
 /// thread four to seven allocations an object (W6: 111,111 deleted folders). The journal's encoder reads the row
-/// directly (`encode(into:)`); `values` and `relationships` build the arrays when asked.
+/// directly (`ChangeSetCodec`); `values` and `relationships` build the arrays when asked.
 struct DeletedRow: Sendable {
     let leaf: Leaf
     let row: Int
-    /// The target entity of each relationship of the object's entity.
-    let targets: [UInt32]
+    /// The relationships of the object's entity (the schema's own array).
+    let links: [EntityLayout.RelationshipLayout]
 
     /// Cascades of at least this many deletes record them as rows: the size from which the journal's encoder runs on
     /// another thread (`EncodingAhead`), where reading the rows costs the committing thread nothing.
     static var recordedFrom: Int { EncodingAhead.minimumChanges }
 
-    var values: [Value] { leaf.columns.map { $0.value(row) } }
+    var values: [Value] { leaf.columns.indices.map { leaf.value(column: $0, row: row) } }
 
     var relationships: [[ObjectID]] {
-        targets.enumerated().map { k, entity in
+        links.indices.map { k in
             var out: [ObjectID] = []
-            leaf.forEachTarget(row, k) { out.append(ObjectID(entity: entity, serial: $0)) }
+            leaf.forEachTarget(row, k) { out.append(ObjectID(entity: links[k].target, serial: $0)) }
             return out
         }
     }

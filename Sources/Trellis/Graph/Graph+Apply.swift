@@ -289,21 +289,8 @@ extension Graph {
     ///   comes twice (a commit's resolver has, and built this set doing it); nil to have them checked here.
     mutating func applyDeletes(_ deletes: [ChangeSet.Delete], verified: ObjectIDSet? = nil) throws {
         guard deletes.count >= Self.batchFrom else { return try applyDeletesOneByOne(deletes) }
+        let doomed = try verified ?? checkedDeletes(deletes)
         var cursor = LeafCursor()
-        // An object is missing at its turn exactly when it is not stored or an earlier delete took it.
-        let doomed =
-            try verified
-            ?? {
-                var doomed = ObjectIDSet()
-                for i in deletes.indices {
-                    let id = deletes[i].id
-                    try checkEntity(id)
-                    guard cursor.contains(id, in: tables), doomed.insert(id) else {
-                        throw reject("delete of missing object", id)
-                    }
-                }
-                return doomed
-            }()
         // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
         // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
         // they can all be read first.
@@ -343,6 +330,21 @@ extension Graph {
             start = end
         }
         for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+    }
+
+    /// The ids of `deletes`, each checked to name a live object: one is missing at its turn exactly when it is not
+    /// stored or an earlier delete took it.
+    private func checkedDeletes(_ deletes: [ChangeSet.Delete]) throws -> ObjectIDSet {
+        var doomed = ObjectIDSet()
+        var cursor = LeafCursor()
+        for i in deletes.indices {
+            let id = deletes[i].id
+            try checkEntity(id)
+            guard cursor.contains(id, in: tables), doomed.insert(id) else {
+                throw reject("delete of missing object", id)
+            }
+        }
+        return doomed
     }
 
     private mutating func applyDeletesOneByOne(_ deletes: [ChangeSet.Delete]) throws {

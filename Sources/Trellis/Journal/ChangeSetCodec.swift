@@ -122,9 +122,13 @@ enum ChangeSetCodec {
             for k in deletes.indices {
                 w.varint(UInt64(deletes[k].id.entity))
                 w.varint(deletes[k].id.serial)
-                guard case .given(let values, let relationships) = deletes[k].record else {
-                    if case .row(let row) = deletes[k].record { encode(row, into: &w) }
+                let (values, relationships): ([Value], [[ObjectID]])
+                switch deletes[k].record {
+                case .row(let row):
+                    encode(row, into: &w)
                     continue
+                case .given(let v, let r):
+                    (values, relationships) = (v, r)
                 }
                 w.varint(values.count)
                 values.withUnsafeBufferPointer { values in
@@ -165,8 +169,8 @@ enum ChangeSetCodec {
                 }
             }
         }
-        w.varint(deleted.targets.count)
-        for k in deleted.targets.indices {
+        w.varint(deleted.links.count)
+        for k in deleted.links.indices {
             w.varint(deleted.leaf.targetCount(r, k))
             deleted.leaf.forEachTarget(r, k) { w.varint($0) }
         }

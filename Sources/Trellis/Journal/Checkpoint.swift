@@ -227,14 +227,6 @@ enum Checkpoint {
         var offset: Int
         var expected: UInt64 = 1
 
-        init(scanner: FrameScanner, name: String, version: UInt16, schema: Schema, offset: Int) {
-            self.scanner = scanner
-            self.name = name
-            self.version = version
-            self.schema = schema
-            self.offset = offset
-        }
-
         mutating func next() throws -> Chunk {
             func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> JournalProblem {
                 JournalProblem(kind, file: name, offset: offset, message)

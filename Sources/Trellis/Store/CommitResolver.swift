@@ -208,8 +208,6 @@ struct CommitResolver {
     /// deleted before its children).
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
-        let relations = schema.layouts.map { $0.relationships.map { (target: $0.target, rule: $0.deleteRule) } }
-        let targets = relations.map { $0.map(\.target) }
         var deletes: [ChangeSet.Delete] = []
         var doomed = ObjectIDSet()
         var unlinked: [ObjectID] = []
@@ -222,10 +220,10 @@ struct CommitResolver {
             let requested = next < tx.deletes.count
             next += 1
             guard !doomed.contains(id) else { continue }
-            let e = Int(id.entity)
+            let links = schema.layouts[Int(id.entity)].relationships
             let row = cursor.withRow(id, in: graph.tables) { leaf, r -> DeletedRow in
-                for (k, rel) in relations[e].enumerated() {
-                    switch rel.rule {
+                for (k, rel) in links.enumerated() {
+                    switch rel.deleteRule {
                     case .cascade:
                         leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
                     case .nullify:
@@ -244,7 +242,7 @@ struct CommitResolver {
                         break
                     }
                 }
-                return DeletedRow(leaf: leaf, row: r, targets: targets[e])
+                return DeletedRow(leaf: leaf, row: r, links: links)
             }
             guard let row else {
                 if requested {

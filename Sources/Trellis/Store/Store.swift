@@ -133,14 +133,14 @@ public final class Store: Sendable, DurablePublisher {
         // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
         // queue, not on the caller's thread: freeing 100,000 inserted rows took about 4 ms, and the change set of
         // 100,000 updates about as long when the caller dropped the commit returned. The change set counts too: one
-        // deleted object can cascade to a big one (W6's 111,111 deleted folders, about 8 ms to free).
+        // deleted object can cascade to a big one (freeing W6's 111,111 deletes here took W6 from 45 to 31-37 ms).
         let changes = commit.changes
         if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
             >= VersionReclaimer.disposedFrom
             || changes.inserts.count + changes.updates.count + changes.edits.count + changes.deletes.count
                 >= VersionReclaimer.disposedFrom
         {
-            reclaimer.dispose((transaction, commit.changes))
+            reclaimer.dispose((transaction, changes))
         }
         // Waiting outside the lock lets the next commit build on this one and share its sync.
         try durable?.wait()
