@@ -581,7 +581,11 @@ extension ByteReader {
         let length = try int(limit: JournalFormat.maxRecordBytes)
         switch codec {
         case RecordCodec.none.rawValue:
-            return ByteReader(Array(try take(length)), context: context)
+            // A stored section is read where it lies, in the chunk's buffer, not copied out (offsets in messages
+            // count from the chunk's start).
+            let start = position
+            _ = try take(length)
+            return ByteReader(bytes, from: start, to: start + length, context: context)
         case RecordCodec.zlib.rawValue:
             let stored = try take(try count())
             guard length > 0, length <= stored.count * JournalFormat.maxCompressionRatio + 64,
@@ -628,30 +632,42 @@ extension ByteReader {
                 o = 1
             }
             if width <= 56 {
-                // Each value lies within the eight bytes from its first byte: one unaligned load, a shift, a mask.
-                // Eight zero bytes of padding keep the last loads inside the buffer.
-                var padded = [UInt8](repeating: 0, count: bytes.count + 8)
-                padded.withUnsafeMutableBufferPointer { p in
-                    bytes.withUnsafeBufferPointer { b in
-                        if let source = b.baseAddress, let target = p.baseAddress {
-                            target.update(from: source, count: b.count)
+                // Each value lies within the eight bytes from its first byte: one unaligned load, a shift, a mask,
+                // while eight bytes remain; the last few values come from one word holding the under eight bytes
+                // left. The bytes are read where they lie (a zero-padded copy of them cost a memset and a copy).
+                let mask: UInt64 = width == 0 ? 0 : (1 << UInt64(width)) - 1
+                bytes.withUnsafeBytes { raw in
+                    let last = raw.count - 8
+                    var bit = 0
+                    var i = 0
+                    if first == nil {
+                        while i < count, bit >> 3 <= last {
+                            let word = UInt64(
+                                littleEndian: raw.loadUnaligned(fromByteOffset: bit >> 3, as: UInt64.self))
+                            out[o + i] = base &+ Int64(bitPattern: (word >> UInt64(bit & 7)) & mask)
+                            bit += width
+                            i += 1
+                        }
+                    } else {
+                        while i < count, bit >> 3 <= last {
+                            let word = UInt64(
+                                littleEndian: raw.loadUnaligned(fromByteOffset: bit >> 3, as: UInt64.self))
+                            running = running &+ base &+ Int64(bitPattern: (word >> UInt64(bit & 7)) & mask)
+                            out[o + i] = running
+                            bit += width
+                            i += 1
                         }
                     }
-                }
-                let mask: UInt64 = width == 0 ? 0 : (1 << UInt64(width)) - 1
-                padded.withUnsafeBytes { raw in
-                    var bit = 0
-                    for _ in 0..<count {
-                        let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: bit >> 3, as: UInt64.self))
-                        let v = base &+ Int64(bitPattern: (word >> UInt64(bit & 7)) & mask)
+                    guard i < count else { return }
+                    let start = bit >> 3
+                    var tail: UInt64 = 0
+                    for j in start..<raw.count { tail |= UInt64(raw[j]) << UInt64((j - start) * 8) }
+                    while i < count {
+                        let v = base &+ Int64(bitPattern: (tail >> UInt64(bit - start * 8)) & mask)
+                        running = first == nil ? v : running &+ v
+                        out[o + i] = running
                         bit += width
-                        if first == nil {
-                            out[o] = v
-                        } else {
-                            running = running &+ v
-                            out[o] = running
-                        }
-                        o += 1
+                        i += 1
                     }
                 }
                 initialized = total

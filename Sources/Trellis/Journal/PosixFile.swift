@@ -35,21 +35,18 @@ final class PosixFile: LayerFile {
 
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         let fd = try self.fd
-        var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        try buffer.withUnsafeMutableBytes { raw in
-            while done < count {
-                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
+        // Not zeroed first: the buffer holds what was read and no more (a checkpoint load reads megabytes here).
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
                 if n == 0 { break }
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw posixError("pread", path, errno)
                 }
-                done += n
+                initialized += n
             }
         }
-        if done < count { buffer.removeLast(count - done) }
-        return buffer
     }
 
     func write(_ bytes: [UInt8], at offset: Int) throws {
