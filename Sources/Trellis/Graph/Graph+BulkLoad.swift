@@ -14,6 +14,12 @@ struct GraphBulkLoader {
     private var leaves: [Leaf] = []
     private var current: Leaf?
     private var currentKey: UInt64 = 0
+    /// The stored places of the current entity's indexes (format version 3), by index.
+    private var orders: [Int: [Int64]] = [:]
+    /// Stored orders that were not a permutation of the keys in ascending order: those indexes were sorted instead.
+    private(set) var rejectedOrders = 0
+    /// Indexes built from their stored order, without a sort.
+    private(set) var placedIndexes = 0
 
     init(schema: Schema) {
         self.schema = schema
@@ -28,6 +34,9 @@ struct GraphBulkLoader {
             }
             finishEntity()
             entity = chunk.entity
+        }
+        guard orders.isEmpty else {
+            throw TrellisError(.corrupt, "\(context): rows of entity \(entity) after the order of its indexes")
         }
         guard let first = chunk.serials.first, first > lastSerial else {
             throw TrellisError(.corrupt, "\(context): serial \(chunk.serials.first ?? 0) is not above \(lastSerial)")
@@ -52,6 +61,18 @@ struct GraphBulkLoader {
         lastSerial = serials[serials.count - 1]
     }
 
+    /// Takes the stored order of one index of the current entity, which must follow all of its rows.
+    mutating func addOrder(_ header: CheckpointIndexOrder.Header, context: String) throws {
+        guard header.entity == entity, count > 0 else {
+            throw TrellisError(
+                .corrupt, "\(context): an index order for entity \(header.entity) after entity \(entity)")
+        }
+        guard orders[header.index] == nil else {
+            throw TrellisError(.corrupt, "\(context): a second order for index \(header.index)")
+        }
+        orders[header.index] = try CheckpointIndexOrder.places(header, count: count)
+    }
+
     /// Finishes the last entity and returns every table.
     mutating func finish() -> [EntityTable] {
         finishEntity()
@@ -73,20 +94,40 @@ struct GraphBulkLoader {
         table.leaves = SerialTrie(ascendingKeys: leafKeys, values: leaves)
         table.count = count
         table.maxSerial = lastSerial
-        // Indexes whose keys must be sorted go first, through an array; those whose keys already ascend with the
-        // serials (a sequential id) are streamed into their trees afterwards. So at most one array of keys exists
-        // at a time, and never beside more than the trees built before it: the load's memory peak. (Building them
-        // at the same time, on two threads, saved about 1.5 ms of 100,000 objects' load but raised that peak by
-        // 20–50 bytes an object.)
-        let ascending = layout.indexes.indices.map { i in
-            Self.keysAscend(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
+        // Indexes built through an array of all their keys go first, and those streamed into their trees afterwards:
+        // at most one array of keys exists at a time, and never beside more than the trees built before it (the
+        // load's memory peak). (Building them at the same time, on two threads, saved about 1.5 ms of 100,000
+        // objects' load but raised that peak by 20–50 bytes an object.)
+        //
+        // An index with a stored order (format version 3) is built from its keys put in their places, each read
+        // once and compared only with its neighbour; a stored order that does not sort them is not trusted. Any
+        // other index is streamed from the leaves in serial order, which is its order when its keys grow with the
+        // serials (a sequential id, and every index without a stored order in a version-3 checkpoint); the first
+        // key out of order stops that, and the index is sorted instead.
+        var built = Set<Int>()
+        for i in orders.keys.sorted() {
+            // Each index's places are let go once it is built, before the next one's array of keys.
+            guard let places = orders.removeValue(forKey: i) else { continue }
+            if let index = Self.placedIndex(
+                table.indexes[i], layout.indexes[i], places: places, keys: leafKeys, leaves: leaves)
+            {
+                table.indexes[i] = index
+                built.insert(i)
+                placedIndexes += 1
+            } else {
+                rejectedOrders += 1
+            }
         }
-        for i in layout.indexes.indices where !ascending[i] {
-            table.indexes[i] = Self.sortedIndex(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
-        }
-        for i in layout.indexes.indices where ascending[i] {
-            table.indexes[i] = Self.streamedIndex(
+        for i in layout.indexes.indices where !built.contains(i) {
+            if let index = Self.streamedIndex(
                 table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves, count: count)
+            {
+                table.indexes[i] = index
+                built.insert(i)
+            }
+        }
+        for i in layout.indexes.indices where !built.contains(i) {
+            table.indexes[i] = Self.sortedIndex(table.indexes[i], layout.indexes[i], keys: leafKeys, leaves: leaves)
         }
         tables[entity] = table
         leafKeys = []
@@ -103,7 +144,17 @@ struct GraphBulkLoader {
     ) throws {
         let slots = chunk.serials[rows].map { Int($0 & Leaf.mask) }
         for r in slots { leaf.present |= 1 << UInt64(r) }
-        for (c, column) in chunk.columns.enumerated() {
+        // Serials ascend strictly, so rows as many as their span are consecutive: the usual case, in which a column
+        // of numbers or booleans without nulls is copied as a block.
+        let run = slots[slots.count - 1] - slots[0] + 1 == slots.count
+        for c in chunk.columns.indices {
+            if run,
+                Self.copyRun(&leaf.columns[c], from: chunk.columns, c, at: cursors[c], to: slots[0], count: slots.count)
+            {
+                cursors[c] += slots.count
+                continue
+            }
+            let column = chunk.columns[c]
             var cursor = cursors[c]
             var nulls = leaf.columns[c].nulls
             switch leaf.columns[c].kind {
@@ -205,6 +256,44 @@ struct GraphBulkLoader {
         }
     }
 
+    /// Copies `count` values of column `c` of `columns`, from its `cursor`-th, into rows `first ..< first + count` of
+    /// `target` as one block, when the source holds no null and the values are numbers or booleans; false (copying
+    /// nothing) otherwise. Reads the decoded column in place: binding it copied it, with its seven arrays.
+    private static func copyRun(
+        _ target: inout Column, from columns: [CheckpointColumns.DecodedColumn], _ c: Int, at cursor: Int,
+        to first: Int, count: Int
+    ) -> Bool {
+        columns.withUnsafeBufferPointer { columns in
+            guard columns[c].nulls.isEmpty else { return false }
+            switch target.kind {
+            case .int:
+                columns[c].ints.withUnsafeBufferPointer { source in
+                    target.ints.withUnsafeMutableBufferPointer { out in
+                        (out.baseAddress! + first).update(from: source.baseAddress! + cursor, count: count)
+                    }
+                }
+            case .double, .date:
+                columns[c].doubles.withUnsafeBytes { source in
+                    target.doubles.withUnsafeMutableBytes { out in
+                        (out.baseAddress! + first * 8).copyMemory(
+                            from: source.baseAddress! + cursor * 8, byteCount: count * 8)
+                    }
+                }
+            case .bool:
+                var bits: UInt64 = 0
+                columns[c].bools.withUnsafeBufferPointer { words in
+                    for k in 0..<count where words[(cursor + k) >> 6] & (1 << UInt64((cursor + k) & 63)) != 0 {
+                        bits |= 1 << UInt64(first + k)
+                    }
+                }
+                target.bits |= bits
+            case .string, .other:
+                return false
+            }
+            return true
+        }
+    }
+
     /// Every live row's key of a scalar index, in serial order.
     private static func scalarKeys(
         _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf]
@@ -213,7 +302,9 @@ struct GraphBulkLoader {
     }
 
     /// The keys of a scalar index read from the leaves, one row at a time (a plain iterator: this runs once per
-    /// object, and a chain of lazy sequences costs several times as much here).
+    /// object, and a chain of lazy sequences costs several times as much here). Each leaf's column is read into the
+    /// iterator once, when it reaches the leaf: reading `leaves[l].columns[c]` for every row copied the column (and
+    /// retained and released each of its arrays, whose headers are rarely in cache) per row.
     struct ScalarKeys: Sequence, IteratorProtocol {
         let coding: ScalarCoding
         let column: Int
@@ -222,6 +313,10 @@ struct GraphBulkLoader {
         private var leaf = 0
         private var remaining: UInt64 = 0
         private var key: UInt64 = 0
+        private var nulls: UInt64 = 0
+        private var bits: UInt64 = 0
+        private var ints: [Int64] = []
+        private var doubles: [Double] = []
 
         init(coding: ScalarCoding, column: Int, keys: [UInt64], leaves: [Leaf]) {
             self.coding = coding
@@ -235,21 +330,69 @@ struct GraphBulkLoader {
                 guard leaf < leaves.count else { return nil }
                 remaining = leaves[leaf].present
                 key = keys[leaf]
+                // Through the buffer, which lends the column in place: `columns[column]` copied all of it first.
+                leaves[leaf].columns.withUnsafeBufferPointer { columns in
+                    nulls = columns[column].nulls
+                    switch coding {
+                    case .int: ints = columns[column].ints
+                    case .double, .date: doubles = columns[column].doubles
+                    case .bool: bits = columns[column].bits
+                    }
+                }
                 leaf += 1
             }
             let r = remaining.trailingZeroBitCount
             remaining &= remaining - 1
             let bit: UInt64 = 1 << UInt64(r)
             // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
-            var bits: UInt64 = 0
-            if leaves[leaf - 1].columns[column].nulls & bit == 0 {
+            var value: UInt64 = 0
+            if nulls & bit == 0 {
                 switch coding {
-                case .int: bits = ScalarCoding.encode(leaves[leaf - 1].columns[column].ints[r])
-                case .double, .date: bits = ScalarCoding.encode(leaves[leaf - 1].columns[column].doubles[r])
-                case .bool: bits = leaves[leaf - 1].columns[column].bits & bit != 0 ? 1 : 0
+                case .int: value = ScalarCoding.encode(ints[r])
+                case .double, .date: value = ScalarCoding.encode(doubles[r])
+                case .bool: value = bits & bit != 0 ? 1 : 0
                 }
             }
-            return ScalarEntry(bits: bits, serial: key << Leaf.shift | UInt64(r))
+            return ScalarEntry(bits: value, serial: key << Leaf.shift | UInt64(r))
+        }
+    }
+
+    /// Hands every live row's key of a scalar index to `body`, in serial order, until `body` returns false; returns
+    /// whether it never did. A loop over each leaf's column in place: the fastest way through the keys, for the
+    /// passes that can take them pushed (`ScalarKeys` is for those that pull).
+    private static func forEachScalarEntry(
+        _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf], _ body: (ScalarEntry) -> Bool
+    ) -> Bool {
+        leaves.withUnsafeBufferPointer { leaves in
+            for l in leaves.indices {
+                let base = keys[l] << Leaf.shift
+                let present = leaves[l].present
+                let complete = leaves[l].columns.withUnsafeBufferPointer { columns -> Bool in
+                    // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
+                    let nulls = columns[c].nulls
+                    func each(_ key: (Int) -> UInt64) -> Bool {
+                        var m = present
+                        while m != 0 {
+                            let r = m.trailingZeroBitCount
+                            m &= m - 1
+                            let bits = nulls >> UInt64(r) & 1 == 0 ? key(r) : 0
+                            guard body(ScalarEntry(bits: bits, serial: base | UInt64(r))) else { return false }
+                        }
+                        return true
+                    }
+                    switch coding {
+                    case .int:
+                        return columns[c].ints.withUnsafeBufferPointer { v in each { ScalarCoding.encode(v[$0]) } }
+                    case .double, .date:
+                        return columns[c].doubles.withUnsafeBufferPointer { v in each { ScalarCoding.encode(v[$0]) } }
+                    case .bool:
+                        let set = columns[c].bits
+                        return each { set >> UInt64($0) & 1 }
+                    }
+                }
+                guard complete else { return false }
+            }
+            return true
         }
     }
 
@@ -270,18 +413,6 @@ struct GraphBulkLoader {
             guard m != 0 else { return nil }
             defer { m &= m - 1 }
             return m.trailingZeroBitCount
-        }
-    }
-
-    /// Whether an index's keys, in serial order, are already in index order.
-    private static func keysAscend(
-        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
-    ) -> Bool {
-        switch empty {
-        case .scalar(_, let coding):
-            return isAscending(scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves))
-        case .general:
-            return isAscending(generalKeys(index, keys: keys, leaves: leaves))
         }
     }
 
@@ -307,31 +438,98 @@ struct GraphBulkLoader {
         }
     }
 
-    /// An index whose keys ascend with the serials, built straight from the leaves.
-    private static func streamedIndex(
-        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf], count: Int
-    ) -> IndexTree {
+    /// An index built from its keys put in their stored places: nil unless the places are a permutation that sorts
+    /// the keys strictly.
+    private static func placedIndex(
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, places: [Int64], keys: [UInt64], leaves: [Leaf]
+    ) -> IndexTree? {
         switch empty {
         case .scalar(_, let coding):
-            let entries = scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves).lazy.map { ($0, ()) }
-            return .scalar(SortedTree(ascending: entries, count: count), coding)
+            let sorted = ContiguousArray<ScalarEntry>.placing(places: places) { body in
+                _ = forEachScalarEntry(coding, column: index.columns[0], keys: keys, leaves: leaves, body)
+            }
+            guard let sorted else { return nil }
+            return .scalar(
+                SortedTree(ascendingKeys: sorted, values: ContiguousArray(repeating: (), count: sorted.count)), coding)
         case .general:
-            let entries = generalKeys(index, keys: keys, leaves: leaves).lazy.map { ($0, ()) }
-            return .general(SortedTree(ascending: entries, count: count))
+            let sorted = ContiguousArray<IndexEntry>.placing(places: places) { body in
+                for entry in generalKeys(index, keys: keys, leaves: leaves) where !body(entry) { return }
+            }
+            guard let sorted else { return nil }
+            return .general(
+                SortedTree(ascendingKeys: sorted, values: ContiguousArray(repeating: (), count: sorted.count)))
         }
     }
 
-    private static func isAscending<T: Comparable>(_ items: some Sequence<T>) -> Bool {
-        var previous: T?
-        for item in items {
-            if let previous, !(previous < item) { return false }
-            previous = item
+    /// An index built straight from the leaves: nil unless its keys ascend with the serials.
+    private static func streamedIndex(
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf], count: Int
+    ) -> IndexTree? {
+        switch empty {
+        case .scalar(_, let coding):
+            var builder = SortedTree<ScalarEntry, Void>.AscendingBuilder(count: count)
+            let ordered = forEachScalarEntry(coding, column: index.columns[0], keys: keys, leaves: leaves) { entry in
+                builder.append(entry, ())
+            }
+            guard ordered, let tree = builder.finish() else { return nil }
+            return .scalar(tree, coding)
+        case .general:
+            let entries = generalKeys(index, keys: keys, leaves: leaves).lazy.map { ($0, ()) }
+            return SortedTree(ascending: entries, count: count).map { .general($0) }
         }
-        return true
     }
 }
 
 extension ContiguousArray where Element: Comparable {
+    /// The elements that `forEach` hands its body (as many as `places`), the i-th put at `places[i]`: nil unless
+    /// `places` is a permutation of `0 ..< places.count` and the result ascends strictly. One pass writes each
+    /// element where it belongs and a second compares neighbours: O(n), where sorting is O(n log n). The body
+    /// returns false when it takes no more.
+    static func placing(places: [Int64], _ forEach: ((Element) -> Bool) -> Void) -> ContiguousArray? {
+        let n = places.count
+        var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
+        var filled = 0
+        var valid = true
+        let out = ContiguousArray(unsafeUninitializedCapacity: n) { buffer, initialized in
+            places.withUnsafeBufferPointer { places in
+                seen.withUnsafeMutableBufferPointer { seen in
+                    forEach { item in
+                        guard filled < n else {
+                            valid = false
+                            return false
+                        }
+                        let p = Int(truncatingIfNeeded: places[filled])
+                        let bit: UInt64 = 1 << UInt64(p & 63)
+                        guard p >= 0, p < n, seen[p >> 6] & bit == 0 else {
+                            valid = false
+                            return false
+                        }
+                        seen[p >> 6] |= bit
+                        buffer.initializeElement(at: p, to: item)
+                        filled += 1
+                        return true
+                    }
+                    if valid && filled == n {
+                        initialized = n
+                        return
+                    }
+                    // Not a permutation of the items: release those already placed.
+                    for p in 0..<n where seen[p >> 6] & (1 << UInt64(p & 63)) != 0 {
+                        (buffer.baseAddress! + p).deinitialize(count: 1)
+                    }
+                    initialized = 0
+                }
+            }
+        }
+        guard out.count == n else { return nil }
+        var i = 1
+        while i < n {
+            guard out[i - 1] < out[i] else { return nil }
+            i += 1
+        }
+        return out
+    }
+
     /// Sorts in place with no scratch buffer (the standard library's sort allocates one of up to half the array,
     /// which a checkpoint load would hold at its memory peak): quicksort on the median of three, insertion sort for
     /// short ranges, heapsort where quicksort recurses too deep. Not stable; index keys are unique.

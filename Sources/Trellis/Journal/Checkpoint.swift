@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Writes and reads checkpoints: the whole graph at one sequence number, in checksummed chunks.
 ///
@@ -22,15 +21,27 @@ enum Checkpoint {
 
     /// The frame types a checkpoint of each format version holds.
     static func knownTypes(version: UInt16) -> Set<UInt8> {
-        let chunk = version == 1 ? RecordType.checkpointRows : RecordType.checkpointColumns
-        return [chunk.rawValue, RecordType.checkpointFooter.rawValue]
+        switch version {
+        case 1: return [RecordType.checkpointRows.rawValue, RecordType.checkpointFooter.rawValue]
+        case 2: return [RecordType.checkpointColumns.rawValue, RecordType.checkpointFooter.rawValue]
+        default:
+            return [
+                RecordType.checkpointColumns.rawValue, RecordType.checkpointIndexOrder.rawValue,
+                RecordType.checkpointFooter.rawValue,
+            ]
+        }
     }
 
     /// Writes `graph` to `<name>.tmp`, syncs it and renames it to its final name, then syncs the directory.
     /// Returns the file's size. `afterChunk` runs after each chunk is written (a hook for tests).
+    ///
+    /// Tests may also write an older `version` (2: no stored index order) and choose the stored `places` of each
+    /// index (`CheckpointIndexOrder.places` by default).
     static func write(
-        _ graph: Graph, layer: any FileLayer, directory: String, afterChunk: (@Sendable () -> Void)? = nil
+        _ graph: Graph, layer: any FileLayer, directory: String, version: UInt16 = JournalFormat.version,
+        places: (EntityTable, Int) -> [Int64]? = CheckpointIndexOrder.places, afterChunk: (@Sendable () -> Void)? = nil
     ) throws -> Int {
+        precondition(version == 2 || version == JournalFormat.version, "Checkpoint.write: format version \(version)")
         let name = JournalFormat.checkpointName(graph.sequence)
         let path = joinPath(directory, name)
         let temporary = path + JournalFormat.temporarySuffix
@@ -39,7 +50,7 @@ enum Checkpoint {
             let salt = UInt64.random(in: 1...UInt64.max)
             let header = FileHeader(
                 magic: JournalFormat.checkpointMagic, id: 0, sequence: graph.sequence, salt: salt,
-                fingerprint: graph.schema.fingerprint, schemaBytes: SchemaCodec.encode(graph.schema))
+                fingerprint: graph.schema.fingerprint, schemaBytes: SchemaCodec.encode(graph.schema), version: version)
             var offset = 0
             var chunkNumber: UInt64 = 0
             func emit(_ type: RecordType, _ payload: [UInt8]) throws {
@@ -56,6 +67,16 @@ enum Checkpoint {
             offset = headerBytes.count
             for (e, layout) in graph.schema.layouts.enumerated() {
                 try writeColumns(graph.tables[e], entity: e, layout: layout) { try emit(.checkpointColumns, $0) }
+                for i in layout.indexes.indices where version >= 3 {
+                    guard let places = places(graph.tables[e], i) else { continue }
+                    let payload = CheckpointIndexOrder.encode(
+                        entity: e, index: i, places: places, level: compressionLevel)
+                    guard payload.count <= JournalFormat.maxRecordBytes else {
+                        throw TrellisError(
+                            .failed, "\(layout.name): the order of index \(i) takes \(payload.count) bytes, too many")
+                    }
+                    try emit(.checkpointIndexOrder, payload)
+                }
             }
             var footer = ByteWriter()
             footer.varint(graph.sequence)
@@ -147,6 +168,20 @@ enum Checkpoint {
     /// file. Throws a `JournalProblem` naming the file, the offset and the class of any damage (`TrellisError` for
     /// I/O errors).
     static func load(_ file: any LayerFile, name: String, schema: Schema) throws -> Graph {
+        try loadReporting(file, name: name, schema: schema).graph
+    }
+
+    /// What a load did with the stored index orders of a version-3 checkpoint: how many indexes it built from them,
+    /// and how many orders it found wrong (not a permutation that sorts the keys) and sorted those indexes instead.
+    struct IndexOrderReport: Equatable, Sendable {
+        var placed = 0
+        var rejected = 0
+    }
+
+    /// `load`, also reporting what became of the stored index orders.
+    static func loadReporting(
+        _ file: any LayerFile, name: String, schema: Schema
+    ) throws -> (graph: Graph, orders: IndexOrderReport) {
         let size = try file.size()
         let header: FileHeader
         do {
@@ -164,40 +199,27 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
-        let reader = Mutex(
-            ChunkReader(
-                scanner: FrameScanner(
-                    file, name: name, size: size, salt: header.salt, otherSalts: [],
-                    knownTypes: knownTypes(version: header.version)),
-                name: name, version: header.version, schema: schema,
-                // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
-                offset: header.encoded().count))
-        let builder = Mutex(ChunkBuilder(schema: schema, name: name))
-        // Reading and decoding chunk k + 1 overlaps filling the leaves with chunk k: two chunks in memory at most.
-        // Damage in chunk k is reported before damage in chunk k + 1, as when they are loaded one after the other.
-        var pending: ChunkReader.Chunk?
+        var reader = ChunkReader(
+            scanner: FrameScanner(
+                file, name: name, size: size, salt: header.salt, otherSalts: [],
+                knownTypes: knownTypes(version: header.version)),
+            name: name, version: header.version, schema: schema,
+            // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
+            offset: header.encoded().count)
+        var builder = ChunkBuilder(schema: schema, name: name)
+        // One chunk after the other, in one thread. Reading and decoding chunk k + 1 on a second thread while this one
+        // filled leaves with chunk k made 100,000 objects' load slower, not faster, on two cores (12.4–13.0 ms
+        // against 11.3 ms, W8): the handover each chunk cost more than the overlap saved.
         while true {
-            let next: Result<ChunkReader.Chunk, any Error>
-            if let chunk = pending {
-                let (read, built) = inParallel(
-                    { reader.withLock { r in Result { try r.next() } } },
-                    { builder.withLock { b in Result { try b.add(chunk) } } })
-                try built.get()
-                next = read
-            } else {
-                next = reader.withLock { r in Result { try r.next() } }
-            }
-            let chunk = try next.get()
+            let chunk = try reader.next()
             guard case .footer(let payload, let offset, let frameSize, let context) = chunk else {
-                pending = chunk
+                try builder.add(chunk)
                 continue
             }
             // The scanner's read window goes before the indexes are built, which is when memory peaks.
-            let chunks = reader.withLock { r in
-                r.scanner = nil
-                return r.expected - 2
-            }
-            var graph = builder.withLock { b in b.finish(version: header.version) }
+            reader.scanner = nil
+            let chunks = reader.expected - 2
+            var graph = builder.finish(version: header.version)
             do {
                 try graph.finishLoading(payload, sequence: header.sequence, chunks: chunks, context: context)
                 guard offset + frameSize == size else {
@@ -206,17 +228,18 @@ enum Checkpoint {
             } catch let error as TrellisError where error.code == .corrupt {
                 throw JournalProblem(.decode, file: name, offset: offset, error.message)
             }
-            return graph
+            return (graph, builder.orders)
         }
     }
 
     /// Reads a checkpoint's frames in order, checking each, and decodes columns chunks (the part of loading that
-    /// needs no graph, so it can run beside `ChunkBuilder`).
+    /// needs no graph).
     struct ChunkReader {
         /// One frame's contents, with where it starts and how it is named in messages.
         enum Chunk: Sendable {
             case columns(CheckpointColumns.DecodedChunk, offset: Int, context: String)
             case rows([UInt8], offset: Int, context: String)
+            case indexOrder(CheckpointIndexOrder.Header, offset: Int, context: String)
             case footer([UInt8], offset: Int, frameSize: Int, context: String)
         }
 
@@ -249,6 +272,10 @@ enum Checkpoint {
             }
             if version == 1 { return .rows(payload, offset: start, context: context) }
             do {
+                if frame.header.type == RecordType.checkpointIndexOrder.rawValue {
+                    let header = try CheckpointIndexOrder.header(payload, schema: schema, context: context)
+                    return .indexOrder(header, offset: start, context: context)
+                }
                 let chunk = try CheckpointColumns.decode(payload, schema: schema, context: context)
                 return .columns(chunk, offset: start, context: context)
             } catch let error as TrellisError where error.code == .corrupt {
@@ -281,12 +308,20 @@ enum Checkpoint {
                 case .rows(let payload, let offset, let context):
                     at = offset
                     try graph.loadRows(payload, context: context)
+                case .indexOrder(let header, let offset, let context):
+                    at = offset
+                    try loader.addOrder(header, context: context)
                 case .footer:
                     break
                 }
             } catch let error as TrellisError where error.code == .corrupt {
                 throw JournalProblem(.decode, file: name, offset: at, error.message)
             }
+        }
+
+        /// What the loader did with stored index orders (after `finish`).
+        var orders: IndexOrderReport {
+            IndexOrderReport(placed: loader.placedIndexes, rejected: loader.rejectedOrders)
         }
 
         /// The graph, its tables finished (tries and indexes built) when it was loaded from columns chunks.

@@ -1,10 +1,12 @@
-/// Constants of the on-disk format, version 2 (`journal-format.md` at the repository root explains each choice).
+/// Constants of the on-disk format, version 3 (`journal-format.md` at the repository root explains each choice).
 enum JournalFormat {
-    /// The version this build writes. Version 2 changed only the checkpoint (columnar chunks, record type 4).
-    static let version: UInt16 = 2
+    /// The version this build writes. Versions 2 and 3 changed only the checkpoint: columnar chunks (record type 4),
+    /// then stored index order (record type 5).
+    static let version: UInt16 = 3
     /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
-    /// and version-1 segments and manifests are byte for byte what version 2 writes.
-    static let readableVersions: ClosedRange<UInt16> = 1...2
+    /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte
+    /// for byte what version 3 writes.
+    static let readableVersions: ClosedRange<UInt16> = 1...3
     /// PNG-style magics: a high byte first (catches 7-bit transfers), a name, CR LF (catches line-ending
     /// conversion), ^Z and LF.
     static let segmentMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R J
@@ -59,6 +61,8 @@ enum RecordType: UInt8 {
     case checkpointFooter = 3
     /// Format version 2: a checkpoint chunk stored column by column (`CheckpointColumns`).
     case checkpointColumns = 4
+    /// Format version 3: the order of one index of a checkpoint's entity (`CheckpointIndexOrder`).
+    case checkpointIndexOrder = 5
 
     static let ignorableBit: UInt8 = 0x80
 }
@@ -74,7 +78,7 @@ enum RecordCodec: UInt8 {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (2; 1 is read too)
+///          8    2 format version (3; 1 and 2 are read too)
 ///         10    2 flags (0)
 ///         12    4 header length in bytes, padding included (a multiple of 8)
 ///         16    8 segment id (checkpoint: 0)
@@ -135,7 +139,7 @@ struct FileHeader: Equatable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 and 2")
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 3")
         }
         _ = try r.u16()
         let length = Int(try r.u32())
@@ -162,7 +166,7 @@ struct FileHeader: Equatable {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (2; 1 is read too)
+///          8    2 format version (3; 1 and 2 are read too)
 ///         10    2 flags (0)
 ///         12    4 length (72)
 ///         16    8 generation (+1 on every write)
@@ -213,7 +217,7 @@ struct Manifest: Equatable, Sendable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 and 2")
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 3")
         }
         _ = try r.u16()
         _ = try r.u32()

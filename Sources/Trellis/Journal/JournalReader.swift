@@ -163,7 +163,16 @@ public struct JournalReader: Sendable {
                 let file = try layer.open(joinPath(path, name), .read)
                 defer { file.close() }
                 do {
-                    graph = try Checkpoint.load(file, name: name, schema: schema)
+                    let loaded = try Checkpoint.loadReporting(file, name: name, schema: schema)
+                    graph = loaded.graph
+                    // Opening sorts such an index instead and loses nothing, but a right writer never stores one.
+                    if loaded.orders.rejected > 0 {
+                        problems.append(
+                            JournalProblem(
+                                .decode, file: name, offset: 0,
+                                "\(loaded.orders.rejected) stored index order(s) do not sort their keys; "
+                                    + "those indexes are rebuilt by sorting on open"))
+                    }
                 } catch let problem as JournalProblem {
                     problems.append(problem)
                 }

@@ -178,7 +178,7 @@ import Testing
         #expect(graph.invariantViolations() == [])
         let (loaded, bytes) = try Self.writeAndLoad(graph)
         Self.expectEqual(graph, loaded)
-        #expect(bytes[8] == 2 && bytes[9] == 0, "written as format version 2")
+        #expect(bytes[8] == UInt8(JournalFormat.version) && bytes[9] == 0, "written as this build's format version")
         #expect(loaded.sequence == graph.sequence)
         #expect(loaded.maxSerials == graph.maxSerials)
     }
@@ -461,7 +461,7 @@ import Testing
         Self.expectEqual(graph, loaded)
     }
 
-    @Test func aVersionOneStoreOpensAndMovesToVersionTwoAtItsNextCompaction() throws {
+    @Test func aVersionOneStoreOpensAndMovesToTheCurrentVersionAtItsNextCompaction() throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
         try JournalWorkload.run(store, seed: 21, commits: 40)
@@ -504,7 +504,7 @@ import Testing
         let after = reopened.snapshot
         try reopened.close()
         let checkpoint = disk.names().first { JournalFormat.checkpointSequence($0) != nil }!
-        #expect(disk.contents(dir + "/" + checkpoint)![8] == 2)
+        #expect(disk.contents(dir + "/" + checkpoint)![8] == UInt8(JournalFormat.version))
         let third = try disk.open()
         #expect(GraphEquality.differences(after, third.snapshot) == [])
         try third.close()
@@ -514,7 +514,7 @@ import Testing
         let graph = Self.randomGraph(seed: 10, rows: 50)
         let (_, bytes) = try Self.writeAndLoad(graph)
         var future = bytes
-        future[8] = 3
+        future[8] = UInt8(JournalFormat.version + 1)
         future = ByteMutators.fixHeaderChecksum(future)
         let disk = SimulatedFileLayer()
         try disk.createDirectory("/c")
@@ -526,7 +526,7 @@ import Testing
             _ = try Checkpoint.load(file, name: name, schema: Self.schema)
         } throws: { error in
             guard let problem = error as? JournalProblem else { return false }
-            return problem.kind == .header && problem.message.contains("format version 3")
+            return problem.kind == .header && problem.message.contains("format version \(JournalFormat.version + 1)")
         }
     }
 

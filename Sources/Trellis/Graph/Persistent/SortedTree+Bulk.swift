@@ -21,34 +21,80 @@ extension SortedTree {
         root = Self.assemble(level, fanout: fanout)
     }
 
-    /// A tree of the first `count` entries of `entries`, which must ascend strictly by key: the same tree as
-    /// `init(ascendingKeys:values:fanout:)` builds, without an array of all the keys first.
+    /// A tree of the first `count` entries of `entries`: the same tree as `init(ascendingKeys:values:fanout:)`
+    /// builds, without an array of all the keys first. Nil when the entries do not ascend strictly by key or are
+    /// fewer than `count` (found as they are read, so a caller can try this before sorting).
     ///
     /// - Complexity: O(n).
-    init<S: Sequence<(Key, Value)>>(ascending entries: S, count: Int, fanout: Int = Self.defaultFanout) {
-        self.init(fanout: fanout)
-        guard count > 0 else { return }
-        var iterator = entries.makeIterator()
-        var level: [(first: Key, node: Node, count: Int)] = []
-        level.reserveCapacity(count / fanout + 1)
-        for range in Self.runs(count, fanout: fanout) {
-            var keys = ContiguousArray<Key>()
-            keys.reserveCapacity(range.count)
-            var values = ContiguousArray<Value>()
-            values.reserveCapacity(range.count)
-            for _ in range {
-                guard let (key, value) = iterator.next() else { preconditionFailure("SortedTree: fewer than \(count)") }
-                keys.append(key)
-                values.append(value)
-            }
-            level.append((keys[0], Node(keys: keys, values: values), range.count))
+    init?<S: Sequence<(Key, Value)>>(ascending entries: S, count: Int, fanout: Int = Self.defaultFanout) {
+        var builder = AscendingBuilder(count: count, fanout: fanout)
+        for (key, value) in entries {
+            guard builder.remaining > 0 else { break }
+            guard builder.append(key, value) else { return nil }
         }
-        storedCount = count
-        root = Self.assemble(level, fanout: fanout)
+        guard let tree = builder.finish() else { return nil }
+        self = tree
+    }
+
+    /// Builds a tree of a known number of entries handed to it one at a time in strictly ascending key order (for a
+    /// caller that loops over storage of its own): the tree `init(ascendingKeys:values:fanout:)` builds, leaf by leaf,
+    /// without an array of all the keys first.
+    struct AscendingBuilder {
+        private let runs: [Range<Int>]
+        private let fanout: Int
+        private var run = 0
+        private var keys = ContiguousArray<Key>()
+        private var values = ContiguousArray<Value>()
+        private var level: [(first: Key, node: Node, count: Int)] = []
+        private var last: Key?
+        /// How many entries are still due.
+        private(set) var remaining: Int
+
+        init(count: Int, fanout: Int = SortedTree.defaultFanout) {
+            self.fanout = fanout
+            remaining = count
+            runs = count > 0 ? SortedTree.runs(count, fanout: fanout) : []
+            level.reserveCapacity(runs.count)
+            if let first = runs.first {
+                keys.reserveCapacity(first.count)
+                values.reserveCapacity(first.count)
+            }
+        }
+
+        /// Adds the next entry; false, adding nothing, when it does not ascend strictly or none is due.
+        mutating func append(_ key: Key, _ value: Value) -> Bool {
+            guard remaining > 0 else { return false }
+            if let last, !(last < key) { return false }
+            last = key
+            keys.append(key)
+            values.append(value)
+            remaining -= 1
+            if keys.count == runs[run].count {
+                level.append((keys[0], Node(keys: keys, values: values), keys.count))
+                run += 1
+                keys = []
+                values = []
+                if run < runs.count {
+                    keys.reserveCapacity(runs[run].count)
+                    values.reserveCapacity(runs[run].count)
+                }
+            }
+            return true
+        }
+
+        /// The tree; nil while entries are still due.
+        func finish() -> SortedTree? {
+            guard remaining == 0 else { return nil }
+            var tree = SortedTree(fanout: fanout)
+            guard !level.isEmpty else { return tree }
+            tree.storedCount = runs[runs.count - 1].upperBound
+            tree.root = SortedTree.assemble(level, fanout: fanout)
+            return tree
+        }
     }
 
     /// Builds the internal levels above `level` (the leaves, left to right) and returns the root.
-    private static func assemble(_ leaves: [(first: Key, node: Node, count: Int)], fanout: Int) -> Node {
+    fileprivate static func assemble(_ leaves: [(first: Key, node: Node, count: Int)], fanout: Int) -> Node {
         var level = leaves
         while level.count > 1 {
             var parents: [(first: Key, node: Node, count: Int)] = []
