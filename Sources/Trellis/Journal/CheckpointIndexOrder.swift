@@ -6,7 +6,9 @@
 /// loader sees that as it reads the keys.
 enum CheckpointIndexOrder {
     /// The places of index `index` of `table`: for the i-th live object in serial order, its position in the index.
-    /// Nil when every object stands in serial order (nothing to store).
+    /// Nil when every object stands in serial order (nothing to store), and when the index does not hold exactly the
+    /// live objects (which commits never leave; should it happen, the checkpoint stores no order and loading builds
+    /// the index from the rows, rather than compaction stopping).
     static func places(_ table: EntityTable, index: Int) -> [Int64]? {
         // The rank of a serial among the live ones: the live objects of the leaves before its own, plus those of its
         // leaf below it.
@@ -20,9 +22,11 @@ enum CheckpointIndexOrder {
             presents.append(leaf.present)
             total += leaf.present.nonzeroBitCount
         }
+        guard table.indexes[index].count == total else { return nil }
         var places = [Int64](repeating: -1, count: total)
         var position: Int64 = 0
         var inSerialOrder = true
+        var consistent = true
         func place(_ serial: UInt64) {
             let key = serial >> Leaf.shift
             let bit: UInt64 = 1 << (serial & Leaf.mask)
@@ -32,8 +36,10 @@ enum CheckpointIndexOrder {
                 let middle = (low + high) / 2
                 if keys[middle] < key { low = middle + 1 } else { high = middle }
             }
-            // An index entry always names a live object; one that does not would be a bug in the commit path.
-            precondition(low < keys.count && keys[low] == key && presents[low] & bit != 0, "index names \(serial)")
+            guard low < keys.count, keys[low] == key, presents[low] & bit != 0 else {
+                consistent = false
+                return
+            }
             let rank = bases[low] + (presents[low] & (bit - 1)).nonzeroBitCount
             if rank != Int(position) { inSerialOrder = false }
             places[rank] = position
@@ -43,8 +49,9 @@ enum CheckpointIndexOrder {
         case .scalar(let tree, _): tree.forEach { entry, _ in place(entry.serial) }
         case .general(let tree): tree.forEach { entry, _ in place(entry.serial) }
         }
-        precondition(Int(position) == total, "an index of \(position) entries for \(total) objects")
-        return inSerialOrder ? nil : places
+        // Every object placed once: an entry naming an object twice would leave another's place unset.
+        guard consistent, !inSerialOrder, !places.contains(-1) else { return nil }
+        return places
     }
 
     /// Encodes the places of index `index` of entity `entity`.
