@@ -181,7 +181,10 @@ public final class Store: Sendable, DurablePublisher {
                 return c
             }
         }
-        if !wasClosed { try journal?.close() }
+        if !wasClosed {
+            defer { reclaimer.drain() }
+            try journal?.close()
+        }
     }
 
     /// The error that stopped the store writing, if one did.

@@ -56,6 +56,20 @@ final class VersionReclaimer: Sendable {
         queue.asyncAfter(deadline: .now() + Self.disposeDelay) { withExtendedLifetime(held) {} }
     }
 
+    /// Lets every kept version go now, on the calling thread (a store that closes). Kept versions share most of
+    /// their nodes with the published one, so whichever reference goes last frees the whole graph: left to the
+    /// timer, that was the queue's thread, up to `grace` later, while the caller may already be loading the store
+    /// again (and allocating from the heap that thread frees into).
+    func drain() {
+        let kept = retired.withLock { state -> [Graph] in
+            let kept = state.list.map(\.graph) + state.overflow
+            state.list = []
+            state.overflow = []
+            return kept
+        }
+        withExtendedLifetime(kept) {}
+    }
+
     private func schedule() {
         queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
             let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)

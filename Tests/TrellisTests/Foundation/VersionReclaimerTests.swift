@@ -28,6 +28,20 @@ import Testing
         #expect(store.reclaimer.overflowCount == 0)
     }
 
+    /// Closing a store lets every kept version go at once, on the closing thread: a kept version shares most of its
+    /// nodes with the published one, and left to the timer the whole graph was freed on the queue's thread up to a
+    /// second later, while the caller was already opening the store again.
+    @Test func closingTheStoreReleasesKeptVersionsAtOnce() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        for i in 0..<100 { try store.write { tx in try tx.insert("Folder", ["name": .string("f\(i)")]) } }
+        #expect(store.reclaimer.keptCount == VersionReclaimer.limit)
+        #expect(store.reclaimer.overflowCount > 0)
+        try store.close()
+        #expect(store.reclaimer.keptCount == 0)
+        #expect(store.reclaimer.overflowCount == 0)
+        #expect(store.snapshot.count(entity: 0) == 100, "the published version stays readable")
+    }
+
     /// What `dispose` is given is freed later on the reclaimer's queue, not on the thread that gave it: a big
     /// transaction's rows are not freed on the path that returns its commit.
     @Test func disposedValuesAreFreedOnTheReclaimersQueueAfterTheDelay() async throws {
