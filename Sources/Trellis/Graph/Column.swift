@@ -21,22 +21,23 @@ struct Column: Sendable {
 
     let kind: Kind
     /// Bit `r` set: row `r` holds null.
-    var nulls: UInt64 = 0
-    var bits: UInt64 = 0
-    var ints: [Int64] = []
-    var doubles: [Double] = []
-    var strings = PackedStrings()
-    var others: [Value] = []
+    var nulls: UInt64
+    var bits: UInt64
+    var ints: [Int64]
+    var doubles: [Double]
+    var strings: PackedStrings
+    var others: [Value]
 
+    // Every field set once, each array made where it is stored: assigning an array over a default empty one made the
+    // optimizer copy the whole column (retaining each of its arrays) into the leaf that a new column goes to.
     init(kind: Kind) {
         self.kind = kind
-        switch kind {
-        case .bool: break
-        case .int: ints = Array(repeating: 0, count: Leaf.width)
-        case .double, .date: doubles = Array(repeating: 0, count: Leaf.width)
-        case .string: break
-        case .other: others = Array(repeating: .null, count: Leaf.width)
-        }
+        nulls = 0
+        bits = 0
+        ints = kind == .int ? Array(repeating: 0, count: Leaf.width) : []
+        doubles = kind == .double || kind == .date ? Array(repeating: 0, count: Leaf.width) : []
+        strings = PackedStrings()
+        others = kind == .other ? Array(repeating: .null, count: Leaf.width) : []
     }
 
     @inline(__always)
