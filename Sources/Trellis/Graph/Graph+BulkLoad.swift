@@ -294,72 +294,10 @@ struct GraphBulkLoader {
         }
     }
 
-    /// Every live row's key of a scalar index, in serial order.
-    private static func scalarKeys(
-        _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf]
-    ) -> ScalarKeys {
-        ScalarKeys(coding: coding, column: c, keys: keys, leaves: leaves)
-    }
-
-    /// The keys of a scalar index read from the leaves, one row at a time (a plain iterator: this runs once per
-    /// object, and a chain of lazy sequences costs several times as much here). Each leaf's column is read into the
-    /// iterator once, when it reaches the leaf: reading `leaves[l].columns[c]` for every row copied the column (and
-    /// retained and released each of its arrays, whose headers are rarely in cache) per row.
-    struct ScalarKeys: Sequence, IteratorProtocol {
-        let coding: ScalarCoding
-        let column: Int
-        let keys: [UInt64]
-        let leaves: [Leaf]
-        private var leaf = 0
-        private var remaining: UInt64 = 0
-        private var key: UInt64 = 0
-        private var nulls: UInt64 = 0
-        private var bits: UInt64 = 0
-        private var ints: [Int64] = []
-        private var doubles: [Double] = []
-
-        init(coding: ScalarCoding, column: Int, keys: [UInt64], leaves: [Leaf]) {
-            self.coding = coding
-            self.column = column
-            self.keys = keys
-            self.leaves = leaves
-        }
-
-        mutating func next() -> ScalarEntry? {
-            while remaining == 0 {
-                guard leaf < leaves.count else { return nil }
-                remaining = leaves[leaf].present
-                key = keys[leaf]
-                // Through the buffer, which lends the column in place: `columns[column]` copied all of it first.
-                leaves[leaf].columns.withUnsafeBufferPointer { columns in
-                    nulls = columns[column].nulls
-                    switch coding {
-                    case .int: ints = columns[column].ints
-                    case .double, .date: doubles = columns[column].doubles
-                    case .bool: bits = columns[column].bits
-                    }
-                }
-                leaf += 1
-            }
-            let r = remaining.trailingZeroBitCount
-            remaining &= remaining - 1
-            let bit: UInt64 = 1 << UInt64(r)
-            // A null cannot reach a scalar index (its attribute is required); as commits do, it keys as 0.
-            var value: UInt64 = 0
-            if nulls & bit == 0 {
-                switch coding {
-                case .int: value = ScalarCoding.encode(ints[r])
-                case .double, .date: value = ScalarCoding.encode(doubles[r])
-                case .bool: value = bits & bit != 0 ? 1 : 0
-                }
-            }
-            return ScalarEntry(bits: value, serial: key << Leaf.shift | UInt64(r))
-        }
-    }
-
     /// Hands every live row's key of a scalar index to `body`, in serial order, until `body` returns false; returns
-    /// whether it never did. A loop over each leaf's column in place: the fastest way through the keys, for the
-    /// passes that can take them pushed (`ScalarKeys` is for those that pull).
+    /// whether it never did. A loop over each leaf's column in place: a per-row read through `leaves[l].columns[c]`
+    /// copied the column (retaining and releasing each of its arrays), and a chain of lazy sequences cost several
+    /// times as much as this loop.
     private static func forEachScalarEntry(
         _ coding: ScalarCoding, column c: Int, keys: [UInt64], leaves: [Leaf], _ body: (ScalarEntry) -> Bool
     ) -> Bool {
@@ -423,8 +361,11 @@ struct GraphBulkLoader {
         let count = leaves.reduce(0) { $0 + $1.present.nonzeroBitCount }
         switch empty {
         case .scalar(_, let coding):
-            let sorted = ContiguousArray.radixSorted(count: count) {
-                scalarKeys(coding, column: index.columns[0], keys: keys, leaves: leaves)
+            let sorted = ContiguousArray.radixSorted(count: count) { body in
+                _ = forEachScalarEntry(coding, column: index.columns[0], keys: keys, leaves: leaves) { entry in
+                    body(entry)
+                    return true
+                }
             }
             let values = ContiguousArray(repeating: (), count: sorted.count)
             return .scalar(SortedTree(ascendingKeys: sorted, values: values), coding)
@@ -617,7 +558,7 @@ extension ContiguousArray where Element: Comparable {
 }
 
 extension ContiguousArray where Element == ScalarEntry {
-    /// The `count` entries that `entries()` yields, in ascending order, sorted faster than by comparing (MSD radix):
+    /// The `count` entries that `forEach` hands its body, in ascending order, sorted faster than by comparing (MSD radix):
     /// one pass over them finds the spread of the keys' bits, a second counts the entries of about n / 8 buckets of
     /// it, and a third copies every entry into its bucket of the array returned. The entries are made three times
     /// (cheaply, from the leaves) rather than held in an array of their own: the sorted array is the only one, as
@@ -629,28 +570,23 @@ extension ContiguousArray where Element == ScalarEntry {
     /// of random reads and writes, at several times the cost.
     ///
     /// - Complexity: O(n) passes plus O(n log b) for final buckets of b entries.
-    static func radixSorted<Keys: Sequence<ScalarEntry>>(
-        count: Int, _ entries: () -> Keys
-    ) -> ContiguousArray<
-        ScalarEntry
-    > {
-        guard count > 64 else {
-            var small = ContiguousArray(entries())
-            small.sortWithoutBuffer()
-            return small
+    static func radixSorted(count: Int, _ forEach: ((ScalarEntry) -> Void) -> Void) -> ContiguousArray<ScalarEntry> {
+        func sortedByComparing() -> ContiguousArray<ScalarEntry> {
+            var all = ContiguousArray<ScalarEntry>()
+            all.reserveCapacity(count)
+            forEach { all.append($0) }
+            all.sortWithoutBuffer()
+            return all
         }
+        guard count > 64 else { return sortedByComparing() }
         var low = UInt64.max
         var high = UInt64.min
-        for entry in entries() {
+        forEach { entry in
             low = Swift.min(low, entry.bits)
             high = Swift.max(high, entry.bits)
         }
         let spread = 64 - (high - low).leadingZeroBitCount
-        guard spread > 0 else {
-            var same = ContiguousArray(entries())
-            same.sortWithoutBuffer()
-            return same
-        }
+        guard spread > 0 else { return sortedByComparing() }
         // About eight entries a bucket, and at most 2^16 buckets (1 MiB of counts).
         let bucketBits = Swift.min(spread, Swift.max(4, Swift.min(16, Int.bitWidth - count.leadingZeroBitCount - 3)))
         let buckets = 1 << bucketBits
@@ -658,7 +594,7 @@ extension ContiguousArray where Element == ScalarEntry {
         var starts = [Int](repeating: 0, count: buckets + 1)
         var seen = 0
         starts.withUnsafeMutableBufferPointer { starts in
-            for entry in entries() {
+            forEach { entry in
                 starts[Int((entry.bits &- low) >> shift) + 1] += 1
                 seen += 1
             }
@@ -668,7 +604,7 @@ extension ContiguousArray where Element == ScalarEntry {
         var next = Array(starts[0..<buckets])
         var sorted = ContiguousArray<ScalarEntry>(unsafeUninitializedCapacity: count) { out, initialized in
             next.withUnsafeMutableBufferPointer { next in
-                for entry in entries() {
+                forEach { entry in
                     let b = Int((entry.bits &- low) >> shift)
                     out.initializeElement(at: next[b], to: entry)
                     next[b] += 1

@@ -23,6 +23,10 @@ enum CheckpointIndexOrder {
             total += leaf.present.nonzeroBitCount
         }
         guard table.indexes[index].count == total else { return nil }
+        // Leaves with no gap between them (a store without deletions): a leaf's position is its key's distance from
+        // the first, found without a search.
+        let first = keys.first ?? 0
+        let dense = keys.last.map { $0 - first + 1 == UInt64(keys.count) } ?? false
         var places = [Int64](repeating: -1, count: total)
         var position: Int64 = 0
         var inSerialOrder = true
@@ -31,10 +35,14 @@ enum CheckpointIndexOrder {
             let key = serial >> Leaf.shift
             let bit: UInt64 = 1 << (serial & Leaf.mask)
             var low = 0
-            var high = keys.count
-            while low < high {
-                let middle = (low + high) / 2
-                if keys[middle] < key { low = middle + 1 } else { high = middle }
+            if dense {
+                low = key >= first && key - first < UInt64(keys.count) ? Int(key - first) : keys.count
+            } else {
+                var high = keys.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if keys[middle] < key { low = middle + 1 } else { high = middle }
+                }
             }
             guard low < keys.count, keys[low] == key, presents[low] & bit != 0 else {
                 consistent = false

@@ -45,8 +45,23 @@ import Testing
         #expect(bytes[8] == 3)
     }
 
-    @Test func theStoredPlacesAreEachObjectsPositionInTheIndex() throws {
-        let graph = Fixture.randomGraph(seed: 6, rows: 500)
+    /// `graph`'s things again with serials 1, 2, 3…: leaves with no gap between them.
+    static func denseCopy(_ graph: Graph) -> Graph {
+        var dense = Graph(schema: graph.schema)
+        let layout = graph.schema.layouts[0]
+        for (n, row) in graph.rows(entity: 0).enumerated() {
+            let inserted = dense.tables[0].insertRow(UInt64(n + 1), row.values, layout: layout)
+            #expect(inserted)
+        }
+        return dense
+    }
+
+    /// Both ways a writer finds a serial's leaf: by search where leaves have gaps between them, by distance from the
+    /// first where they have none.
+    @Test(arguments: [false, true])
+    func theStoredPlacesAreEachObjectsPositionInTheIndex(dense: Bool) throws {
+        let random = Fixture.randomGraph(seed: 6, rows: 500)
+        let graph = dense ? Self.denseCopy(random) : random
         let table = graph.tables[0]
         let layout = graph.schema.layouts[0]
         let rd = layout.indexes.firstIndex { $0.columns == [15] }!
