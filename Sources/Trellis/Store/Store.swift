@@ -86,7 +86,11 @@ public final class Store: Sendable, DurablePublisher {
         }
     }
 
-    deinit { try? journal?.close() }
+    deinit {
+        try? journal?.close()
+        // As `close()` does: the kept versions go with the store, not on the reclaimer's queue a second later.
+        reclaimer.drain()
+    }
 
     /// The newest published version of the graph.
     /// - Complexity: O(1); never waits for a commit in progress.

@@ -42,6 +42,16 @@ import Testing
         #expect(store.snapshot.count(entity: 0) == 100, "the published version stays readable")
     }
 
+    /// A store dropped without `close()` lets its kept versions go as it goes, as closing does.
+    @Test func droppingTheStoreReleasesKeptVersionsAtOnce() throws {
+        var store: Store? = Store(schema: try Fixtures.outlineSchema())
+        for i in 0..<10 { try store!.write { tx in try tx.insert("Folder", ["name": .string("f\(i)")]) } }
+        let reclaimer = store!.reclaimer
+        #expect(reclaimer.keptCount == 10)
+        store = nil
+        #expect(reclaimer.keptCount == 0)
+    }
+
     /// What `dispose` is given is freed later on the reclaimer's queue, not on the thread that gave it: a big
     /// transaction's rows are not freed on the path that returns its commit.
     @Test func disposedValuesAreFreedOnTheReclaimersQueueAfterTheDelay() async throws {
