@@ -79,6 +79,72 @@ struct Column: Sendable {
         return true
     }
 
+    /// Whether `set(_:_:)` would store `value`: null, or a case that fits this column.
+    @inline(__always)
+    func accepts(_ value: Value) -> Bool {
+        switch (kind, value) {
+        case (_, .null), (.bool, .bool), (.int, .int), (.double, .double), (.date, .date), (.string, .string),
+            (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal):
+            return true
+        default: return false
+        }
+    }
+
+    /// Stores value `c` of each insert in `run` at its row, as `set` would row by row; every value must be one this
+    /// column `accepts`. A run of new rows is written a column at a time, so each array is checked for sharing once
+    /// per run rather than once per value, and the inserts are read in place (no retain of each row's values).
+    mutating func fill(_ c: Int, from inserts: UnsafeBufferPointer<ChangeSet.Insert>, _ run: Range<Int>) {
+        @inline(__always) func row(_ p: Int) -> Int { Int(inserts[p].id.serial & Leaf.mask) }
+        var nulls = self.nulls
+        switch kind {
+        case .bool:
+            var bits = self.bits
+            for p in run {
+                let bit: UInt64 = 1 << UInt64(row(p))
+                if case .bool(let b) = inserts[p].values[c] {
+                    bits = b ? bits | bit : bits & ~bit
+                    nulls &= ~bit
+                } else {
+                    bits &= ~bit
+                    nulls |= bit
+                }
+            }
+            self.bits = bits
+        case .int:
+            ints.withUnsafeMutableBufferPointer { out in
+                for p in run {
+                    let r = row(p)
+                    if case .int(let i) = inserts[p].values[c] {
+                        out[r] = i
+                        nulls &= ~(1 << UInt64(r))
+                    } else {
+                        nulls |= 1 << UInt64(r)
+                    }
+                }
+            }
+        case .double, .date:
+            doubles.withUnsafeMutableBufferPointer { out in
+                for p in run {
+                    let r = row(p)
+                    switch inserts[p].values[c] {
+                    case .double(let d):
+                        out[r] = d
+                        nulls &= ~(1 << UInt64(r))
+                    case .date(let d):
+                        out[r] = d.timeIntervalSinceReferenceDate
+                        nulls &= ~(1 << UInt64(r))
+                    default: nulls |= 1 << UInt64(r)
+                    }
+                }
+            }
+        case .string, .other:
+            self.nulls = nulls
+            for p in run { set(row(p), inserts[p].values[c]) }
+            return
+        }
+        self.nulls = nulls
+    }
+
     /// Drops what row `row` holds, so a deleted object's strings and blobs are released.
     mutating func clear(_ row: Int) {
         switch kind {

@@ -22,36 +22,47 @@ extension EntityTable {
         let (l, _) = Self.split(inserts[run.lowerBound].id.serial)
         var failure: BatchFailure?
         var end = run.lowerBound
-        leaves.modify(l, default: { Leaf(layout) }) { leaf in
-            for p in run {
-                let values = inserts[p].values
-                guard values.count == layout.attributes.count else {
-                    failure = .wrongValueCount(p)
-                    return
+        let width = layout.attributes.count
+        inserts.withUnsafeBufferPointer { inserts in
+            leaves.modify(l, default: { Leaf(layout) }) { leaf in
+                // The run is checked first, row by row, so that the columns can then be filled one at a time; a row
+                // refused is not written at all.
+                var present = leaf.present
+                for p in run {
+                    let count = inserts[p].values.count
+                    guard count == width else {
+                        failure = .wrongValueCount(p)
+                        break
+                    }
+                    let bit: UInt64 = 1 << (inserts[p].id.serial & Leaf.mask)
+                    guard present & bit == 0,
+                        (0..<width).allSatisfy({ leaf.columns[$0].accepts(inserts[p].values[$0]) })
+                    else {
+                        failure = .refused(p)
+                        break
+                    }
+                    present |= bit
+                    end = p + 1
                 }
-                let r = Int(inserts[p].id.serial & Leaf.mask)
-                guard !leaf.contains(r) else {
-                    failure = .refused(p)
-                    return
+                guard end > run.lowerBound else { return }
+                leaf.columns.withUnsafeMutableBufferPointer { columns in
+                    for c in 0..<width { columns[c].fill(c, from: inserts, run.lowerBound..<end) }
                 }
-                for c in values.indices where !leaf.columns[c].set(r, values[c]) {
-                    failure = .refused(p)
-                    return
-                }
-                leaf.present |= 1 << UInt64(r)
-                end = p + 1
+                leaf.present = present
             }
         }
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
         count += end - run.lowerBound
         let encoders = indexes.map(\.encoder)
         let indexColumns = changes.isEmpty ? [] : layout.indexes.map(\.columns)
-        for p in run.lowerBound..<end {
-            let serial = inserts[p].id.serial
-            maxSerial = max(maxSerial, serial)
-            for i in indexColumns.indices {
-                encoders[i].record(indexColumns[i], serial: serial, adding: true, into: &changes[i]) {
-                    inserts[p].values[$0]
+        inserts.withUnsafeBufferPointer { inserts in
+            for p in run.lowerBound..<end {
+                let serial = inserts[p].id.serial
+                maxSerial = max(maxSerial, serial)
+                for i in indexColumns.indices {
+                    encoders[i].record(indexColumns[i], serial: serial, adding: true, into: &changes[i]) {
+                        inserts[p].values[$0]
+                    }
                 }
             }
         }

@@ -288,4 +288,65 @@ import Testing
         let scores = live.scan(scoreIndex).map { live.value($0, keys.score)!.doubleValue! }
         #expect(scores.count == count && scores == scores.sorted())
     }
+
+    /// Inserts are written a column at a time per leaf: rows of every attribute type and nulls in every optional
+    /// column, in runs that start mid-leaf and leave gaps, read back as the one-row path writes them.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func insertRunsOfEveryAttributeTypeEqualTheirRowsInsertedOneAtATime(seed: UInt64) throws {
+        let schema = CheckpointColumnsTests.schema
+        let thing = schema.layouts[0]
+        var random = SplitMix64(seed: seed)
+        var inserts: [ChangeSet.Insert] = []
+        var serial: UInt64 = random.next() % 64
+        for n in 0..<700 {
+            serial += random.next() % 9 == 0 ? 1 + random.next() % 70 : 1
+            var values = thing.attributes.map { attribute in
+                attribute.isOptional && random.next() % 3 == 0
+                    ? .null : CheckpointColumnsTests.randomValue(attribute.type, &random)
+            }
+            values[14] = .int(Int64(n))  // the unique key
+            inserts.append(ChangeSet.Insert(id: ObjectID(entity: 0, serial: 1 + serial), values: values))
+        }
+        let batched = try Graph(schema: schema).applying(ChangeSet(inserts: inserts))
+        var single = Graph(schema: schema)
+        for insert in inserts {
+            let stored = single.tables[0].insertRow(insert.id.serial, insert.values, layout: thing)
+            #expect(stored)
+        }
+        #expect(batched.differences(from: single) == [])
+        #expect(batched.invariantViolations() == [])
+        #expect(batched.count(entity: 0) == inserts.count)
+        // Read back value for value, nulls included (the graphs could agree and both be wrong).
+        for insert in inserts.prefix(200) {
+            let row = try #require(batched.row(insert.id))
+            for (a, value) in insert.values.enumerated() {
+                #expect(row[a] == value || (row[a].doubleValue?.isNaN == true && value.doubleValue?.isNaN == true))
+            }
+        }
+    }
+
+    /// A run refuses a value of the wrong type and a serial it holds already (twice in one batch), naming that object;
+    /// a graph that refuses a batch is left as it was.
+    @Test func anInsertRunRefusesAWrongTypeAndARepeatedSerial() throws {
+        let schema = CheckpointColumnsTests.schema
+        let thing = schema.layouts[0]
+        var random = SplitMix64(seed: 77)
+        let inserts = (0..<40).map { n in
+            var values = thing.attributes.map { CheckpointColumnsTests.randomValue($0.type, &random) }
+            values[14] = .int(Int64(n))
+            return ChangeSet.Insert(id: ObjectID(entity: 0, serial: 100 + UInt64(n)), values: values)
+        }
+        let base = try Graph(schema: schema).applying(ChangeSet(inserts: Array(inserts.prefix(10))))
+        var wrongType = Array(inserts.dropFirst(10))
+        wrongType[13].values[1] = .string("not an int")
+        let typeError = #expect(throws: TrellisError.self) { try base.applying(ChangeSet(inserts: wrongType)) }
+        #expect(typeError?.object == wrongType[13].id)
+        var repeated = Array(inserts.dropFirst(10))
+        repeated[20].id = repeated[19].id
+        repeated[20].values[14] = .int(999)
+        let repeatError = #expect(throws: TrellisError.self) { try base.applying(ChangeSet(inserts: repeated)) }
+        #expect(repeatError?.object == repeated[20].id)
+        #expect(base.count(entity: 0) == 10)
+        #expect(base.invariantViolations() == [])
+    }
 }

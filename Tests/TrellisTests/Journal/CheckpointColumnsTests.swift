@@ -63,7 +63,7 @@ import Testing
         }
     }
 
-    private static func randomValue(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
+    static func randomValue(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
         switch type {
         case .bool: return .bool(rng.next() % 2 == 0)
         case .int, .int64:
