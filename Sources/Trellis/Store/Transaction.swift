@@ -1,26 +1,35 @@
 import Synchronization
 
 /// Hands out permanent serial numbers, one counter per entity; shared by every transaction of a store.
+///
+/// The counters are atomics, not an array under a lock: a bulk insert takes a serial per object, and one atomic add
+/// costs less than a lock, an array write (with its uniqueness check) and an unlock.
 final class SerialAllocator: Sendable {
-    private let next: Mutex<[UInt64]>
+    /// `entities` counters, each the next serial of its entity; allocated and freed with the allocator, only ever
+    /// reached through atomic operations.
+    private nonisolated(unsafe) let next: UnsafeMutablePointer<Atomic<UInt64>>
+    private let entities: Int
 
     init(after maxSerials: [UInt64]) {
-        next = Mutex(maxSerials.map { $0 + 1 })
+        entities = maxSerials.count
+        next = .allocate(capacity: max(entities, 1))
+        for (i, m) in maxSerials.enumerated() { (next + i).initialize(to: Atomic(m + 1)) }
+    }
+
+    deinit {
+        next.deinitialize(count: entities)
+        next.deallocate()
     }
 
     func allocate(_ entity: UInt32, count: UInt64 = 1) -> UInt64 {
-        next.withLock { n in
-            let serial = n[Int(entity)]
-            n[Int(entity)] += count
-            return serial
-        }
+        precondition(Int(entity) < entities, "entity \(entity) is not in the schema")
+        return next[Int(entity)].wrappingAdd(count, ordering: .relaxed).oldValue
     }
 
     /// Makes sure future serials stay above those a recovered or committed graph holds.
     func raise(to maxSerials: [UInt64]) {
-        next.withLock { n in
-            for (i, m) in maxSerials.enumerated() where n[i] <= m { n[i] = m + 1 }
-        }
+        precondition(maxSerials.count <= entities, "more entities than the schema has")
+        for (i, m) in maxSerials.enumerated() { next[i].max(m + 1, ordering: .relaxed) }
     }
 }
 
@@ -222,24 +231,33 @@ struct PendingUpdate: Sendable {
 /// Where each object a transaction inserts (or updates) sits in its `inserts` (or `updates`).
 ///
 /// The allocator hands out serials in ascending order and rows are read in ascending order, so each entity's
-/// serials usually arrive ascending and a binary search finds them without hashing; an ID that arrives out of order
-/// goes to a dictionary instead.
+/// serials usually arrive ascending, most often one after another at consecutive positions: they are kept as runs
+/// (a bulk insert is one run), found by a binary search without hashing. An ID that arrives out of order goes to a
+/// dictionary instead.
 struct ObjectPositions: Sendable {
-    private var serials: [[UInt64]] = []
-    private var positions: [[Int]] = []
+    /// Serials `serial ..< serial + count` sit at positions `position ..< position + count`.
+    private struct Run: Sendable {
+        var serial: UInt64
+        var position: Int
+        var count: Int
+    }
+
+    private var runs: [[Run]] = []
     private var others: [ObjectID: Int] = [:]
 
     mutating func add(_ id: ObjectID, at position: Int) {
         let e = Int(id.entity)
-        while serials.count <= e {
-            serials.append([])
-            positions.append([])
+        while runs.count <= e { runs.append([]) }
+        guard let last = runs[e].last else {
+            return runs[e].append(Run(serial: id.serial, position: position, count: 1))
         }
-        if let last = serials[e].last, last >= id.serial {
+        let end = last.serial + UInt64(last.count)
+        if id.serial < end {
             others[id] = position
+        } else if id.serial == end, position == last.position + last.count {
+            runs[e][runs[e].count - 1].count += 1
         } else {
-            serials[e].append(id.serial)
-            positions[e].append(position)
+            runs[e].append(Run(serial: id.serial, position: position, count: 1))
         }
     }
 
@@ -247,15 +265,19 @@ struct ObjectPositions: Sendable {
     func position(of id: ObjectID) -> Int? {
         if !others.isEmpty, let p = others[id] { return p }
         let e = Int(id.entity)
-        // Above the last serial in order (the usual case, as IDs arrive ascending): absent without a search.
-        guard e < serials.count, let last = serials[e].last, id.serial <= last else { return nil }
-        let found = serials[e]
-        var low = 0
-        var high = found.count
-        while low < high {
-            let middle = (low + high) / 2
-            if found[middle] < id.serial { low = middle + 1 } else { high = middle }
+        guard e < runs.count else { return nil }
+        return runs[e].withUnsafeBufferPointer { runs -> Int? in
+            // The last run starting at or below the serial.
+            var low = 0
+            var high = runs.count
+            while low < high {
+                let middle = (low + high) / 2
+                if runs[middle].serial <= id.serial { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0 else { return nil }
+            let run = runs[low - 1]
+            let offset = id.serial - run.serial
+            return offset < UInt64(run.count) ? run.position + Int(offset) : nil
         }
-        return low < found.count && found[low] == id.serial ? positions[e][low] : nil
     }
 }
