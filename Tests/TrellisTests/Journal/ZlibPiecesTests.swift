@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Trellis
@@ -66,5 +67,35 @@ import Testing
         let packed = try #require(Zlib.compress(input, level: 1, strategy: .huffmanOnly))
         #expect(Zlib.compress(input, level: 1, strategy: .huffmanOnly, limit: packed.count) == nil)
         #expect(Zlib.compress(input, level: 1, strategy: .huffmanOnly, limit: packed.count + 1) == packed)
+    }
+
+    /// A stream inflates only into exactly its length; damage (the Adler-32 trailer included) or a cut is refused;
+    /// a slice that starts mid-array inflates; threads inflating at once each get their own bytes back.
+    @Test func inflatingRefusesAWrongLengthOrDamageAndWorksOnManyThreads() throws {
+        let inputs = (0..<6).map { Self.recordLikeBytes(3_000 + 1_000 * $0, seed: UInt64(40 + $0)) }
+        let packed = try inputs.map { try #require(Zlib.compress($0, level: 6)) }
+        for (input, stream) in zip(inputs, packed) {
+            #expect(Zlib.decompress(stream[...], count: input.count) == input)
+            #expect(Zlib.decompress(stream[...], count: input.count - 1) == nil)
+            #expect(Zlib.decompress(stream[...], count: input.count + 1) == nil)
+            var damaged = stream
+            damaged[damaged.count - 2] ^= 0x10  // the Adler-32 trailer
+            #expect(Zlib.decompress(damaged[...], count: input.count) == nil)
+            #expect(Zlib.decompress(stream.dropLast(5), count: input.count) == nil)
+            // The same stream again, from a slice that starts mid-array.
+            let shifted = [0xAA] + stream
+            #expect(Zlib.decompress(shifted[1...], count: input.count) == input)
+        }
+        #expect(Zlib.decompress([][...], count: 10) == nil)
+        let mismatches = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { k in
+            for round in 0..<50 {
+                let n = (k + round) % inputs.count
+                if Zlib.decompress(packed[n][...], count: inputs[n].count) != inputs[n] {
+                    mismatches.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(mismatches.withLock { $0 } == 0)
     }
 }
