@@ -210,7 +210,7 @@ struct GraphBulkLoader {
                 bytes.append(contentsOf: old.bytes)
                 bytes.append(contentsOf: column.text[from..<to])
                 let shift = old.bytes.count - from
-                var ends = old.ends.isEmpty ? [UInt32](repeating: 0, count: Leaf.width) : old.ends
+                var ends = old.ends.isEmpty ? [UInt32].zeros(Leaf.width) : old.ends
                 var next = slots[0]
                 var end = old.bytes.count
                 for (i, r) in zip(rows, slots) {

@@ -75,7 +75,7 @@ struct PackedStrings: Sendable {
     mutating func set(_ row: Int, _ string: String) {
         if ends.isEmpty {
             if string.isEmpty { return }
-            ends = Array(repeating: 0, count: Leaf.width)
+            ends = .zeros(Leaf.width)
         }
         let range = span(row)
         let length = string.utf8.count
