@@ -142,6 +142,8 @@ struct GraphBulkLoader {
         _ leaf: inout Leaf, rows: Range<Int>, of chunk: CheckpointColumns.DecodedChunk, cursors: inout [Int],
         layout: EntityLayout, context: String
     ) throws {
+        // Row `rows.lowerBound + k` of the chunk goes to slot `slots[k]` of the leaf. The loops below walk `k` rather
+        // than `zip(rows, slots)`, whose iterator was not inlined: a call for every row of a bool or string column.
         let slots = chunk.serials[rows].map { Int($0 & Leaf.mask) }
         for r in slots { leaf.present |= 1 << UInt64(r) }
         // Serials ascend strictly, so rows as many as their span are consecutive: the usual case, in which a column
@@ -160,7 +162,8 @@ struct GraphBulkLoader {
             switch leaf.columns[c].kind {
             case .bool:
                 var bits = leaf.columns[c].bits
-                for (i, r) in zip(rows, slots) {
+                for k in slots.indices {
+                    let (i, r) = (rows.lowerBound + k, slots[k])
                     if column.isNull(i) {
                         nulls |= 1 << UInt64(r)
                     } else {
@@ -171,7 +174,8 @@ struct GraphBulkLoader {
                 leaf.columns[c].bits = bits
             case .int:
                 leaf.columns[c].ints.withUnsafeMutableBufferPointer { out in
-                    for (i, r) in zip(rows, slots) {
+                    for k in slots.indices {
+                        let (i, r) = (rows.lowerBound + k, slots[k])
                         if column.isNull(i) {
                             nulls |= 1 << UInt64(r)
                         } else {
@@ -182,7 +186,8 @@ struct GraphBulkLoader {
                 }
             case .double, .date:
                 leaf.columns[c].doubles.withUnsafeMutableBufferPointer { out in
-                    for (i, r) in zip(rows, slots) {
+                    for k in slots.indices {
+                        let (i, r) = (rows.lowerBound + k, slots[k])
                         if column.isNull(i) {
                             nulls |= 1 << UInt64(r)
                         } else {
@@ -213,7 +218,8 @@ struct GraphBulkLoader {
                 var ends = old.ends.isEmpty ? [UInt32].zeros(Leaf.width) : old.ends
                 var next = slots[0]
                 var end = old.bytes.count
-                for (i, r) in zip(rows, slots) {
+                for k in slots.indices {
+                    let (i, r) = (rows.lowerBound + k, slots[k])
                     for x in next..<r { ends[x] = UInt32(end) }
                     if column.isNull(i) {
                         nulls |= 1 << UInt64(r)
@@ -228,7 +234,8 @@ struct GraphBulkLoader {
                 // No bytes: every row is empty or null, which the empty `PackedStrings` says without allocating.
                 leaf.columns[c].strings = bytes.isEmpty ? PackedStrings() : PackedStrings(bytes: bytes, ends: ends)
             case .other:
-                for (i, r) in zip(rows, slots) {
+                for k in slots.indices {
+                    let (i, r) = (rows.lowerBound + k, slots[k])
                     if column.isNull(i) {
                         nulls |= 1 << UInt64(r)
                     } else {
@@ -240,17 +247,18 @@ struct GraphBulkLoader {
             leaf.columns[c].nulls = nulls
             cursors[c] = cursor
         }
-        for (k, links) in chunk.links.enumerated() {
-            let toMany = layout.relationships[k].isToMany
-            for (i, r) in zip(rows, slots) {
+        for (relationship, links) in chunk.links.enumerated() {
+            let toMany = layout.relationships[relationship].isToMany
+            for k in slots.indices {
+                let (i, r) = (rows.lowerBound + k, slots[k])
                 let start = i == 0 ? 0 : links.ends[i - 1]
                 let end = links.ends[i]
                 guard start < end else { continue }
                 if toMany {
-                    leaf.links[k].many[r] = SerialTrie(
+                    leaf.links[relationship].many[r] = SerialTrie(
                         ascendingKeys: links.targets[start..<end], values: EmptyCollection<Void>())
                 } else {
-                    leaf.links[k].one[r] = links.targets[start]
+                    leaf.links[relationship].one[r] = links.targets[start]
                 }
             }
         }
