@@ -102,8 +102,9 @@ struct GraphBulkLoader {
         //
         // Indexes with a stored order are built here one after the other, each array of keys (and its places) let go
         // before the next: the load's memory peak. Meanwhile the second core streams the others. Streaming them here
-        // afterwards made 120,000 objects' open about 0.6 ms slower (W8's open timed apart: 10.0 against 10.6 ms);
-        // the overlap raises the load's peak by about 10 bytes an object (W10: 187.7 against 177.6).
+        // afterwards made 120,000 objects' open about 0.6–0.8 ms slower (W8's open timed apart); the overlap raises
+        // the load's peak memory, by how much depending on how the two threads meet: over twelve loads of 100,000
+        // items, 179–196 bytes an object where one thread had 175–180 (W10's limit is 200).
         var built = Set<Int>()
         let streaming = orders.isEmpty ? [] : layout.indexes.indices.filter { orders[$0] == nil }
         let background: BackgroundWork<[Int: IndexTree]>?
@@ -122,9 +123,9 @@ struct GraphBulkLoader {
         }
         for i in orders.keys.sorted() {
             // Each index's places are let go once it is built, before the next one's array of keys.
-            guard let places = orders.removeValue(forKey: i) else { continue }
+            guard var places = orders.removeValue(forKey: i) else { continue }
             if let index = Self.placedIndex(
-                table.indexes[i], layout.indexes[i], places: places, keys: leafKeys, leaves: leaves)
+                table.indexes[i], layout.indexes[i], places: &places, keys: leafKeys, leaves: leaves)
             {
                 table.indexes[i] = index
                 built.insert(i)
@@ -408,15 +409,16 @@ struct GraphBulkLoader {
     }
 
     /// An index built from its keys put in their stored places: nil unless the places are a permutation that sorts
-    /// the keys strictly.
+    /// the keys strictly. The places are let go (emptied) once used, before the tree is built beside the keys.
     private static func placedIndex(
-        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, places: [Int64], keys: [UInt64], leaves: [Leaf]
+        _ empty: IndexTree, _ index: EntityLayout.IndexLayout, places: inout [Int64], keys: [UInt64], leaves: [Leaf]
     ) -> IndexTree? {
         switch empty {
         case .scalar(_, let coding):
             let sorted = ContiguousArray<ScalarEntry>.placing(places: places) { body in
                 _ = forEachScalarEntry(coding, column: index.columns[0], keys: keys, leaves: leaves, body)
             }
+            places = []
             guard let sorted else { return nil }
             return .scalar(
                 SortedTree(ascendingKeys: sorted, values: ContiguousArray(repeating: (), count: sorted.count)), coding)
@@ -424,6 +426,7 @@ struct GraphBulkLoader {
             let sorted = ContiguousArray<IndexEntry>.placing(places: places) { body in
                 for entry in generalKeys(index, keys: keys, leaves: leaves) where !body(entry) { return }
             }
+            places = []
             guard let sorted else { return nil }
             return .general(
                 SortedTree(ascendingKeys: sorted, values: ContiguousArray(repeating: (), count: sorted.count)))
