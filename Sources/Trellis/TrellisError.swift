@@ -29,6 +29,8 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         public static let locked = Code("locked")
         public static let invalidArgument = Code("invalid argument")
         public static let schemaMismatch = Code("schema mismatch")
+        /// Opening with a new schema needs a migration that would lose data or that the data breaks; nothing changed.
+        public static let migrationRefused = Code("migration refused")
     }
 
     public let code: Code

@@ -191,6 +191,12 @@ struct Leaf: Sendable {
         links = layout.relationships.map { LinkColumn(toMany: $0.isToMany) }
     }
 
+    init(present: UInt64, columns: [Column], links: [LinkColumn]) {
+        self.present = present
+        self.columns = columns
+        self.links = links
+    }
+
     @inline(__always)
     func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
 

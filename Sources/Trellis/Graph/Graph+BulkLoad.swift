@@ -384,7 +384,7 @@ struct GraphBulkLoader {
     }
 
     /// An index built from its keys sorted in an array.
-    private static func sortedIndex(
+    static func sortedIndex(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
     ) -> IndexTree {
         let count = leaves.reduce(0) { $0 + $1.present.nonzeroBitCount }

@@ -164,10 +164,10 @@ enum Checkpoint {
             try file.read(at: 0, count: length), magic: JournalFormat.checkpointMagic, file: name)
     }
 
-    /// Loads a checkpoint into a new graph of `schema`, checking every chunk, the footer's counts and the end of the
+    /// Loads a checkpoint into a new graph of `schema` (nil: the schema the checkpoint holds), checking every chunk, the footer's counts and the end of the
     /// file. Throws a `JournalProblem` naming the file, the offset and the class of any damage (`TrellisError` for
     /// I/O errors).
-    static func load(_ file: any LayerFile, name: String, schema: Schema) throws -> Graph {
+    static func load(_ file: any LayerFile, name: String, schema: Schema?) throws -> Graph {
         try loadReporting(file, name: name, schema: schema).graph
     }
 
@@ -180,7 +180,7 @@ enum Checkpoint {
 
     /// `load`, also reporting what became of the stored index orders.
     static func loadReporting(
-        _ file: any LayerFile, name: String, schema: Schema
+        _ file: any LayerFile, name: String, schema: Schema?
     ) throws -> (graph: Graph, orders: IndexOrderReport) {
         let size = try file.size()
         let header: FileHeader
@@ -192,8 +192,17 @@ enum Checkpoint {
         func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> JournalProblem {
             JournalProblem(kind, file: name, offset: offset, message)
         }
-        guard header.fingerprint == schema.fingerprint else {
-            throw damage(.schema, 0, "written with schema fingerprint \(header.fingerprint), not \(schema.fingerprint)")
+        // Fingerprints are compared as this build computes them, from the schema the header holds: files of format
+        // versions before 4 store a fingerprint that also covered default values.
+        let stored: Schema
+        do {
+            stored = try SchemaCodec.decode(header.schemaBytes, context: name)
+        } catch let error as TrellisError where error.code == .corrupt {
+            throw damage(.header, 56, error.message)
+        }
+        let schema = schema ?? stored
+        guard stored.fingerprint == schema.fingerprint else {
+            throw damage(.schema, 0, "written with schema fingerprint \(stored.fingerprint), not \(schema.fingerprint)")
         }
         // The manifest names a checkpoint by its file name; the graph takes the header's sequence number.
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {

@@ -1,12 +1,12 @@
-/// Constants of the on-disk format, version 3 (`journal-format.md` at the repository root explains each choice).
+/// Constants of the on-disk format, version 4 (`journal-format.md` at the repository root explains each choice).
 enum JournalFormat {
     /// The version this build writes. Versions 2 and 3 changed only the checkpoint: columnar chunks (record type 4),
     /// then stored index order (record type 5).
-    static let version: UInt16 = 3
+    static let version: UInt16 = 4
     /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
     /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte
     /// for byte what version 3 writes.
-    static let readableVersions: ClosedRange<UInt16> = 1...3
+    static let readableVersions: ClosedRange<UInt16> = 1...4
     /// PNG-style magics: a high byte first (catches 7-bit transfers), a name, CR LF (catches line-ending
     /// conversion), ^Z and LF.
     static let segmentMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R J
@@ -63,6 +63,9 @@ enum RecordType: UInt8 {
     case checkpointColumns = 4
     /// Format version 3: the order of one index of a checkpoint's entity (`CheckpointIndexOrder`).
     case checkpointIndexOrder = 5
+    /// Format version 4: a schema migration, the first record of a segment whose header holds the new schema
+    /// (`MigrationRecord`).
+    case migration = 6
 
     static let ignorableBit: UInt8 = 0x80
 }
@@ -78,7 +81,7 @@ enum RecordCodec: UInt8 {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (3; 1 and 2 are read too)
+///          8    2 format version (4; 1 to 3 are read too)
 ///         10    2 flags (0)
 ///         12    4 header length in bytes, padding included (a multiple of 8)
 ///         16    8 segment id (checkpoint: 0)
@@ -139,7 +142,7 @@ struct FileHeader: Equatable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 3")
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 4")
         }
         _ = try r.u16()
         let length = Int(try r.u32())
@@ -166,7 +169,7 @@ struct FileHeader: Equatable {
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (3; 1 and 2 are read too)
+///          8    2 format version (4; 1 to 3 are read too)
 ///         10    2 flags (0)
 ///         12    4 length (72)
 ///         16    8 generation (+1 on every write)
@@ -217,7 +220,7 @@ struct Manifest: Equatable, Sendable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 3")
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 4")
         }
         _ = try r.u16()
         _ = try r.u32()

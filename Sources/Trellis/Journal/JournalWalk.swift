@@ -10,6 +10,8 @@ struct JournalWalk {
     struct Record {
         var frame: Frame
         var file: String
+        /// The header of the segment the record is in (its schema is the one the record was written with).
+        var header: FileHeader
     }
 
     /// Where the valid part of the last segment ends, and what follows it.
@@ -79,14 +81,6 @@ struct JournalWalk {
             guard let header = headers[id], let name = files.segments[id], let size = sizes[id] else { continue }
             let isLast = id == manifest.lastSegment
             outcome.bytes += size
-            if header.fingerprint != manifest.fingerprint {
-                outcome.problems.append(
-                    JournalProblem(
-                        .schema, file: name, offset: 40,
-                        "written with schema fingerprint \(header.fingerprint); the manifest says \(manifest.fingerprint)"
-                    ))
-                if !continueAfterDamage { return outcome }
-            }
             if header.sequence != expected {
                 outcome.problems.append(
                     JournalProblem(
@@ -100,7 +94,7 @@ struct JournalWalk {
             defer { file.close() }
             var scanner = FrameScanner(
                 file, name: name, size: size, salt: header.salt, otherSalts: salts,
-                knownTypes: [RecordType.changeSet.rawValue])
+                knownTypes: [RecordType.changeSet.rawValue, RecordType.migration.rawValue])
             var offset = header.encoded().count
             var validEnd = offset
             // Records lost in a skipped damaged range leave a gap that the damage already explains.
@@ -151,7 +145,7 @@ struct JournalWalk {
                     }
                     expected = frame.header.sequence &+ 1
                     skippedDamage = false
-                    if let problem = try onRecord(Record(frame: frame, file: name)) {
+                    if let problem = try onRecord(Record(frame: frame, file: name, header: header)) {
                         outcome.problems.append(problem)
                         guard continueAfterDamage else { break scan }
                     } else {

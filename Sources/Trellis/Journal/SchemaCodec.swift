@@ -5,8 +5,11 @@
 /// type raw value byte, optional byte, has-default byte, default value if any), relationship count, per
 /// relationship (name, target, inverse, to-many byte, delete rule byte, minimum count, maximum count + 1 or 0 for
 /// none), index count, per index (attribute name count, names, unique byte). Strings are varint length + UTF-8.
+/// Version 2 (format version 4) adds the migration history after the entities: count, then per migration: sequence
+/// (varint), time (zigzag varint microseconds since 1970), from and to fingerprints (8 bytes each), from and to
+/// version (strings, empty for none), step count and steps (strings).
 enum SchemaCodec {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
 
     static func encode(_ schema: Schema) -> [UInt8] {
         var w = ByteWriter()
@@ -43,13 +46,24 @@ enum SchemaCodec {
                 w.u8(i.isUnique ? 1 : 0)
             }
         }
+        w.varint(schema.history.count)
+        for m in schema.history {
+            w.varint(m.sequence)
+            w.signed(RecordFrame.microseconds(m.date))
+            w.u64(m.fromFingerprint)
+            w.u64(m.toFingerprint)
+            w.string(m.fromVersion ?? "")
+            w.string(m.toVersion ?? "")
+            w.varint(m.steps.count)
+            for step in m.steps { w.string(step) }
+        }
         return w.bytes
     }
 
     static func decode(_ bytes: [UInt8], context: String) throws -> Schema {
         var r = ByteReader(bytes, context: context + " schema")
         let v = try r.u8()
-        guard v == version else { throw r.failure("unknown schema encoding version \(v)") }
+        guard v == 1 || v == version else { throw r.failure("unknown schema encoding version \(v)") }
         var entities: [EntityDescription] = []
         for _ in 0..<(try r.count()) {
             var entity = EntityDescription(try r.string())
@@ -84,38 +98,29 @@ enum SchemaCodec {
             }
             entities.append(entity)
         }
+        var history: [SchemaMigration] = []
+        if v >= 2 {
+            for _ in 0..<(try r.count()) {
+                let sequence = try r.varint()
+                let time = try r.signed()
+                let from = try r.u64()
+                let to = try r.u64()
+                let fromVersion = try r.string()
+                let toVersion = try r.string()
+                var steps: [String] = []
+                for _ in 0..<(try r.count()) { steps.append(try r.string()) }
+                history.append(
+                    SchemaMigration(
+                        sequence: sequence, date: RecordFrame.date(time), fromFingerprint: from, toFingerprint: to,
+                        fromVersion: fromVersion.isEmpty ? nil : fromVersion,
+                        toVersion: toVersion.isEmpty ? nil : toVersion, steps: steps))
+            }
+        }
         guard r.isAtEnd else { throw r.failure("trailing bytes") }
         do {
-            return try Schema(entities)
+            return try Schema(entities).withHistory(history)
         } catch let error as TrellisError {
             throw TrellisError(.corrupt, "\(context): the stored schema is not valid: \(error.message)")
         }
-    }
-
-    /// A short account of how two schemas differ, for the error that refuses a store written with another schema.
-    static func differences(stored: Schema, given: Schema) -> String {
-        var notes: [String] = []
-        let storedNames = stored.entities.map(\.name)
-        let givenNames = given.entities.map(\.name)
-        let added = givenNames.filter { !storedNames.contains($0) }
-        let removed = storedNames.filter { !givenNames.contains($0) }
-        if !added.isEmpty { notes.append("entities added: \(added.joined(separator: ", "))") }
-        if !removed.isEmpty { notes.append("entities removed: \(removed.joined(separator: ", "))") }
-        if added.isEmpty && removed.isEmpty && storedNames != givenNames { notes.append("entities reordered") }
-        for e in stored.entities {
-            guard let g = given.entities.first(where: { $0.name == e.name }), g != e else { continue }
-            var parts: [String] = []
-            let sa = e.attributes.map { "\($0.name): \($0.type)\($0.isOptional ? "?" : "")" }
-            let ga = g.attributes.map { "\($0.name): \($0.type)\($0.isOptional ? "?" : "")" }
-            if sa != ga {
-                parts.append("attributes (\(sa.joined(separator: ", "))) became (\(ga.joined(separator: ", ")))")
-            } else if e.attributes != g.attributes {
-                parts.append("attribute defaults changed")
-            }
-            if e.relationships != g.relationships { parts.append("relationships changed") }
-            if e.indexes != g.indexes { parts.append("indexes changed") }
-            notes.append("\(e.name): " + parts.joined(separator: "; "))
-        }
-        return notes.isEmpty ? "no visible difference" : notes.joined(separator: "; ")
     }
 }

@@ -21,7 +21,6 @@ struct StoreRecovery {
 
     let layer: any FileLayer
     let directory: String
-    let schema: Schema
     let policy: StoreOptions.Recovery
     let readOnly: Bool
 
@@ -36,10 +35,11 @@ struct StoreRecovery {
             throw refusal(
                 JournalProblem(.manifest, file: JournalFormat.manifestName, offset: 0, files.manifestProblem ?? "?"))
         }
-        if manifest.fingerprint != schema.fingerprint { throw try schemaMismatch(manifest, files) }
 
         var report = RecoveryReport()
-        var graph = Graph(schema: schema)
+        // The store is read with the schemas it was written with: the checkpoint's, then each segment's (a migration
+        // record changes it). The caller reconciles the result with the schema it was given.
+        var graph: Graph?
         if manifest.checkpointSequence > 0 {
             let name = JournalFormat.checkpointName(manifest.checkpointSequence)
             guard files.checkpoints[manifest.checkpointSequence] != nil else {
@@ -49,27 +49,70 @@ struct StoreRecovery {
             let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
             do {
-                graph = try Checkpoint.load(file, name: name, schema: schema)
+                graph = try Checkpoint.load(file, name: name, schema: nil)
             } catch let problem as JournalProblem {
                 throw refusal(problem)
             }
             report.checkpointSequence = manifest.checkpointSequence
         }
 
+        // Without a checkpoint, the store starts with the first segment's schema (its first record may be a
+        // migration away from it).
+        var firstSchema: Schema?
+        if graph == nil, let name = files.segments[manifest.firstSegment],
+            let file = try? layer.open(joinPath(directory, name), .read)
+        {
+            defer { file.close() }
+            if let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size) {
+                firstSchema = try? SchemaCodec.decode(header.schemaBytes, context: name)
+            }
+        }
+        var segmentSchemas: [String: Schema] = [:]
+        func segmentSchema(_ record: JournalWalk.Record) throws -> Schema {
+            if let known = segmentSchemas[record.file] { return known }
+            let decoded = try SchemaCodec.decode(record.header.schemaBytes, context: record.file)
+            segmentSchemas[record.file] = decoded
+            return decoded
+        }
         let walker = JournalWalk(
             layer: layer, directory: directory, manifest: manifest, files: files,
             continueAfterDamage: policy == .salvage)
         let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
-            let context = "\(record.file) record \(record.frame.header.sequence) at offset \(record.frame.offset)"
+            let sequence = record.frame.header.sequence
+            let context = "\(record.file) record \(sequence) at offset \(record.frame.offset)"
             do {
+                let written = try segmentSchema(record)
+                if graph == nil { graph = Graph(schema: firstSchema ?? written) }
                 let payload = try record.frame.payload(file: record.file)
-                let changes = try ChangeSetCodec.decode(payload, schema: schema, context: context)
+                if record.frame.header.type == RecordType.migration.rawValue {
+                    let base = graph!.schema
+                    let migration = try MigrationRecord.decode(payload, base: base, context: context)
+                    guard migration.from == base.fingerprint, migration.to == written.fingerprint,
+                        migration.stages.last?.schema.fingerprint == written.fingerprint
+                    else {
+                        return JournalProblem(
+                            .schema, file: record.file, offset: record.frame.offset,
+                            "a migration from schema \(JournalFormat.hex16(migration.from)) to "
+                                + "\(JournalFormat.hex16(migration.to)) where the store's schema is "
+                                + "\(JournalFormat.hex16(base.fingerprint)) and the segment's "
+                                + "\(JournalFormat.hex16(written.fingerprint))")
+                    }
+                    graph = try migration.apply(to: graph!, sequence: sequence)
+                    return nil
+                }
+                guard written.fingerprint == graph!.schema.fingerprint else {
+                    return JournalProblem(
+                        .schema, file: record.file, offset: 40,
+                        "written with schema \(JournalFormat.hex16(written.fingerprint)) where the store's schema is "
+                            + "\(JournalFormat.hex16(graph!.schema.fingerprint)) and no migration record leads there")
+                }
+                let changes = try ChangeSetCodec.decode(payload, schema: graph!.schema, context: context)
                 if policy == .salvage {
                     // Salvage goes on after a record that does not fit, from the graph before it.
-                    graph = try graph.applying(changes, sequence: record.frame.header.sequence)
+                    graph = try graph!.applying(changes, sequence: sequence)
                 } else {
                     // Any damage refuses the open, so the graph is never used after a failed apply: apply in place.
-                    try graph.apply(changes, sequence: record.frame.header.sequence)
+                    try graph!.apply(changes, sequence: sequence)
                 }
                 return nil
             } catch let error as TrellisError where error.code == .corrupt {
@@ -109,10 +152,27 @@ struct StoreRecovery {
                 tail.size = tail.validEnd
             }
         }
+        // The last segment's header holds the newest schema: its defaults and the store's migration history.
+        let last: Schema
+        do {
+            last = try SchemaCodec.decode(tail.header.schemaBytes, context: tail.name)
+        } catch let error as TrellisError where error.code == .corrupt {
+            throw refusal(JournalProblem(.header, file: tail.name, offset: 56, error.message))
+        }
+        var recovered = graph ?? Graph(schema: last)
+        if recovered.schema.fingerprint == last.fingerprint {
+            recovered = recovered.withSchema(last)
+        } else if policy != .salvage {
+            throw refusal(
+                JournalProblem(
+                    .schema, file: tail.name, offset: 40,
+                    "the last segment holds schema \(JournalFormat.hex16(last.fingerprint)) where the store's is "
+                        + JournalFormat.hex16(recovered.schema.fingerprint)))
+        }
         report.replayedRecords = outcome.records
-        report.lastSequence = graph.sequence
+        report.lastSequence = recovered.sequence
         return Recovered(
-            graph: graph, manifest: manifest, tail: tail, report: report, journalBytes: journalBytes,
+            graph: recovered, manifest: manifest, tail: tail, report: report, journalBytes: journalBytes,
             segmentBytes: segmentBytes, needsRewrite: !damage.isEmpty, files: files)
     }
 
@@ -154,25 +214,6 @@ struct StoreRecovery {
                         "missing, but \(name) holds \(size) bytes"))
             }
         }
-    }
-
-    private func schemaMismatch(_ manifest: Manifest, _ files: StoreFiles) throws -> TrellisError {
-        var stored: Schema?
-        if let name = files.segments[manifest.lastSegment],
-            let file = try? layer.open(joinPath(directory, name), .read)
-        {
-            defer { file.close() }
-            if let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size) {
-                stored = try? SchemaCodec.decode(header.schemaBytes, context: name)
-            }
-        }
-        let detail =
-            stored.map { SchemaCodec.differences(stored: $0, given: schema) } ?? "the stored schema is unreadable"
-        return TrellisError(
-            .schemaMismatch,
-            "the store at \(directory) was written with a different schema (fingerprint "
-                + "\(JournalFormat.hex16(manifest.fingerprint)), this one is \(JournalFormat.hex16(schema.fingerprint))): "
-                + "\(detail). Migrations are not supported yet; open it with the schema it was written with")
     }
 
     private func refusal(_ problem: JournalProblem) -> TrellisError {

@@ -29,13 +29,21 @@ public struct AttributeDescription: Sendable, Equatable {
     public var type: AttributeType
     public var isOptional: Bool
     /// The value an insert gets when it names none. A required attribute without a default must be given.
+    /// Defaults are not part of a store's structure: changing one never stops a store from opening.
     public var defaultValue: Value?
+    /// The name this attribute had in the schema a store was written with, when it was renamed (as SwiftData's
+    /// `@Attribute(originalName:)`): opening that store renames it and keeps its values.
+    public var originalName: String?
 
-    public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: Value? = nil) {
+    public init(
+        _ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: Value? = nil,
+        originalName: String? = nil
+    ) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue
+        self.originalName = originalName
     }
 }
 
@@ -54,11 +62,14 @@ public struct RelationshipDescription: Sendable, Equatable {
     public var minCount: Int
     /// The most targets a live object may have (nil: no limit).
     public var maxCount: Int?
+    /// The name this relationship had in the schema a store was written with, when it was renamed.
+    public var originalName: String?
 
     public init(
         _ name: String, to target: String, inverse: String, toMany: Bool = false, deleteRule: DeleteRule = .nullify,
-        optional: Bool = true, minCount: Int? = nil, maxCount: Int? = nil
+        optional: Bool = true, minCount: Int? = nil, maxCount: Int? = nil, originalName: String? = nil
     ) {
+        self.originalName = originalName
         self.name = name
         self.target = target
         self.inverse = inverse
@@ -97,11 +108,15 @@ public struct EntityDescription: Sendable, Equatable {
     public var attributes: [AttributeDescription]
     public var relationships: [RelationshipDescription]
     public var indexes: [IndexDescription]
+    /// The name this entity had in the schema a store was written with, when it was renamed: its objects keep their
+    /// IDs.
+    public var originalName: String?
 
     public init(
         _ name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        indexes: [IndexDescription] = []
+        indexes: [IndexDescription] = [], originalName: String? = nil
     ) {
+        self.originalName = originalName
         self.name = name
         self.attributes = attributes
         self.relationships = relationships

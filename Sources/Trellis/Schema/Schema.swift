@@ -1,3 +1,5 @@
+import Foundation
+
 /// A validated set of entities: the shape of every object a store holds.
 ///
 /// Building a `Schema` checks it: duplicate names, relationships whose target or inverse is missing or does not point
@@ -19,21 +21,30 @@ public struct Schema: Sendable, Equatable {
         let fingerprint: UInt64
         let layouts: [EntityLayout]
         let entityNumbers: [String: UInt32]
+        let history: [SchemaMigration]
 
-        init(_ entities: [EntityDescription], _ layouts: [EntityLayout], _ numbers: [String: UInt32]) {
+        init(
+            _ entities: [EntityDescription], _ layouts: [EntityLayout], _ numbers: [String: UInt32],
+            history: [SchemaMigration], fingerprint: UInt64? = nil
+        ) {
             self.entities = entities
             self.layouts = layouts
             self.entityNumbers = numbers
-            self.fingerprint = SchemaFingerprint.digest(of: entities)
+            self.history = history
+            self.fingerprint = fingerprint ?? SchemaFingerprint.digest(of: entities)
         }
     }
 
     private let storage: Storage
 
     public var entities: [EntityDescription] { storage.entities }
-    /// A stable 64-bit digest of everything that shapes stored data (names, types, optionality, defaults,
-    /// relationships, indexes), for recognising the schema a file was written with.
+    /// A stable 64-bit digest of the structure of stored data, in stored order: entity, attribute and relationship
+    /// names and positions, types, optionality, inverses, delete rules, counts and indexes. Default values and
+    /// original names are not part of it: two schemas with the same fingerprint read and write the same bytes.
     public var fingerprint: UInt64 { storage.fingerprint }
+    /// The migrations the store this schema was read from went through, oldest first (empty for a schema built in
+    /// code). Not part of the fingerprint or of equality.
+    public var history: [SchemaMigration] { storage.history }
     var layouts: [EntityLayout] { storage.layouts }
     private var entityNumbers: [String: UInt32] { storage.entityNumbers }
 
@@ -49,7 +60,17 @@ public struct Schema: Sendable, Equatable {
         for (i, entity) in entities.enumerated() {
             layouts.append(try EntityLayout(entity, number: UInt32(i), in: entities, numbers: numbers))
         }
-        storage = Storage(entities, layouts, numbers)
+        storage = Storage(entities, layouts, numbers, history: [])
+    }
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// This schema with another migration history; layouts and fingerprint are shared.
+    func withHistory(_ history: [SchemaMigration]) -> Schema {
+        Schema(
+            storage: Storage(
+                storage.entities, storage.layouts, storage.entityNumbers, history: history,
+                fingerprint: storage.fingerprint))
     }
 
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
@@ -112,14 +133,44 @@ public struct IndexKey: Hashable, Sendable {
     public let index: Int
 }
 
-/// A 64-bit FNV-1a digest of a canonical text of the schema; stable across runs, processes and platforms.
+/// One migration a store went through, as its journal records it.
+public struct SchemaMigration: Sendable, Equatable {
+    /// The commit sequence number of the migration record.
+    public var sequence: UInt64
+    /// When the migration was committed.
+    public var date: Date
+    /// The fingerprints of the schema before and after.
+    public var fromFingerprint: UInt64
+    public var toFingerprint: UInt64
+    /// The version identifiers of a `SchemaMigrationPlan`'s schemas, when the migration ran one.
+    public var fromVersion: String?
+    public var toVersion: String?
+    /// What was done, one line a step (`"Note: add attribute 'pinned' (Bool, default false)"`).
+    public var steps: [String]
+
+    public init(
+        sequence: UInt64, date: Date, fromFingerprint: UInt64, toFingerprint: UInt64, fromVersion: String? = nil,
+        toVersion: String? = nil, steps: [String]
+    ) {
+        self.sequence = sequence
+        self.date = date
+        self.fromFingerprint = fromFingerprint
+        self.toFingerprint = toFingerprint
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.steps = steps
+    }
+}
+
+/// A 64-bit FNV-1a digest of a canonical text of the schema's structure; stable across runs, processes and
+/// platforms. Defaults are left out on purpose: a model's `Date()` or `UUID()` default differs in every process.
 enum SchemaFingerprint {
     static func digest(of entities: [EntityDescription]) -> UInt64 {
         var text = ""
         for e in entities {
             text += "E:\(e.name);"
             for a in e.attributes {
-                text += "A:\(a.name):\(a.type.rawValue):\(a.isOptional ? 1 : 0):\(a.defaultValue?.description ?? "-");"
+                text += "A:\(a.name):\(a.type.rawValue):\(a.isOptional ? 1 : 0);"
             }
             for r in e.relationships {
                 text += "R:\(r.name):\(r.target):\(r.inverse):\(r.isToMany ? 1 : 0):\(r.deleteRule.rawValue)"

@@ -64,10 +64,26 @@ public final class Store: Sendable, DurablePublisher {
     /// it: the newest checkpoint, then the journal after it, with damage handled by `options.recovery`.
     ///
     /// Only one process (and one `Store`) may open a directory for writing; another gets `TrellisError.locked`.
-    /// Read-only opens take no lock. A store written with a different schema throws `.schemaMismatch`.
-    public init(directory: URL, schema: Schema, options: StoreOptions = StoreOptions()) throws {
-        let opened = try StoreOpener.open(directory: directory.path, schema: schema, options: options)
-        self.schema = schema
+    /// Read-only opens take no lock. A store written with a schema of another structure is migrated when every
+    /// change loses nothing (added, removed or renamed entities and properties, optionality, widened numbers, delete
+    /// rules, counts the data meets, indexes), in one atomic step that keeps object IDs; anything else throws
+    /// `.migrationRefused`, listing each offending change or object, and changes nothing. Default values are not
+    /// structure: a new default never stops a store from opening. A read-only open migrates in memory only.
+    public convenience init(directory: URL, schema: Schema, options: StoreOptions = StoreOptions()) throws {
+        try self.init(directory: directory, plan: ResolvedMigrationPlan(schema: schema), options: options)
+    }
+
+    /// Opens the store in `directory` with the schemas and stages of a migration plan: the store is brought from
+    /// whichever of the plan's versions it holds to the last one, in one atomic step (see `SchemaMigrationPlan`).
+    public convenience init(
+        directory: URL, migrationPlan: any SchemaMigrationPlan.Type, options: StoreOptions = StoreOptions()
+    ) throws {
+        try self.init(directory: directory, plan: ResolvedMigrationPlan(migrationPlan), options: options)
+    }
+
+    init(directory: URL, plan: ResolvedMigrationPlan, options: StoreOptions) throws {
+        let opened = try StoreOpener.open(directory: directory.path, plan: plan, options: options)
+        self.schema = opened.graph.schema
         self.allocator = SerialAllocator(after: opened.graph.maxSerials)
         self.published = Mutex(opened.graph)
         self.writer = Mutex(opened.graph)

@@ -42,7 +42,7 @@ import Testing
         let (loaded, orders, bytes) = try Self.roundTrip(graph)
         Fixture.expectEqual(graph, loaded)
         #expect(orders == Checkpoint.IndexOrderReport(placed: expected, rejected: 0))
-        #expect(bytes[8] == 3)
+        #expect(bytes[8] == UInt8(JournalFormat.version))
     }
 
     /// `graph`'s things again with serials 1, 2, 3…: leaves with no gap between them.

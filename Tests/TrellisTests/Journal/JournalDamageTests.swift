@@ -124,14 +124,14 @@ import Testing
         try store.close()
     }
 
-    @Test func reopeningWithAnotherSchemaFailsWithSchemaMismatchSayingWhatChanged() throws {
+    @Test func reopeningWithASchemaThatWouldLoseDataIsRefusedSayingWhatChanged() throws {
         let (disk, _) = try JournalTornTailTests.fiftyRecordStore()
         var entities = JournalWorkload.schema.entities
-        entities[2].attributes.append(AttributeDescription("color", .string, optional: true))
+        entities[2].attributes[0].type = .int
         let other = try Schema(entities)
         let error = try #require(throws: TrellisError.self) { try disk.open(other) }
-        #expect(error.code == .schemaMismatch)
-        #expect(error.message.contains("Tag: attributes (label: String) became (label: String, color: String?)"))
+        #expect(error.code == .migrationRefused)
+        #expect(error.message.contains("Tag.label: changing its type from String to Int can lose data"))
     }
 }
 

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import Trellis
+
+/// Version 1: the fixtures' contacts. Version 2 splits `name` into `first` and `last` (custom code). Version 3 merges
+/// Team into Person as a `teamTitle` attribute and removes Team (custom code).
+enum ContactsV1: VersionedSchema {
+    static let versionIdentifier = "1.0.0"
+    static func makeSchema() throws -> Schema { try MigrationFixtures.v1() }
+}
+
+enum ContactsV2: VersionedSchema {
+    static let versionIdentifier = "2.0.0"
+    static func makeSchema() throws -> Schema {
+        var entities = MigrationFixtures.v1Entities
+        entities[1].attributes.removeAll { $0.name == "name" }
+        entities[1].attributes.insert(AttributeDescription("first", .string, default: ""), at: 0)
+        entities[1].attributes.insert(AttributeDescription("last", .string, default: ""), at: 1)
+        return try Schema(entities)
+    }
+}
+
+enum ContactsV3: VersionedSchema {
+    static let versionIdentifier = "3.0.0"
+    static func makeSchema() throws -> Schema {
+        var entities = try ContactsV2.makeSchema().entities
+        entities.removeAll { $0.name == "Team" }
+        entities[0].relationships.removeAll()
+        entities[0].attributes.append(AttributeDescription("teamTitle", .string, default: ""))
+        return try Schema(entities)
+    }
+}
+
+enum ContactsPlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [ContactsV1.self, ContactsV2.self, ContactsV3.self] }
+    static var stages: [MigrationStage] {
+        [
+            .custom(fromVersion: ContactsV1.self, toVersion: ContactsV2.self) { context in
+                for id in try context.old.fetch(DynamicQuery("Person")) {
+                    guard case .string(let name) = try context.old.value(id, "name") else { continue }
+                    let parts = name.split(separator: " ", maxSplits: 1).map(String.init)
+                    try context.transaction.set(context.newID(id)!, "first", .string(parts[0]))
+                    try context.transaction.set(context.newID(id)!, "last", .string(parts.count > 1 ? parts[1] : ""))
+                }
+            },
+            .custom(fromVersion: ContactsV2.self, toVersion: ContactsV3.self) { context in
+                for id in try context.old.fetch(DynamicQuery("Person")) {
+                    guard let team = try context.old.targets(id, "team").first else { continue }
+                    // Team (entity 0) is removed, so Person moves from entity 1 to 0; serials stay.
+                    try context.transaction.set(
+                        context.newID(id)!, "teamTitle", try context.old.value(team, "title") ?? .null)
+                }
+            },
+        ]
+    }
+}
+
+@Suite struct CustomStageTests {
+    func checkV3(_ store: Store, _ people: [ObjectID]) throws {
+        let s = store.snapshot
+        #expect(try s.count("Person") == MigrationFixtures.people)
+        #expect(throws: TrellisError.self) { try s.count("Team") }
+        for (i, old) in people.enumerated() {
+            let id = ObjectID(entity: 0, serial: old.serial)
+            #expect(try s.value(id, "first") == .string("First\(i)"))
+            #expect(try s.value(id, "last") == .string("Last\(i)"))
+            #expect(try s.value(id, "teamTitle") == .string("team \(i % 3)"))
+            #expect(try s.value(id, "age") == .int(Int64(20 + i % 40)))
+        }
+    }
+
+    @Test func aStoreOfVersionOneMigratesThroughTwoToThreeInOneOpen() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let people: [ObjectID]
+        do {
+            let store = try Store(directory: directory, schema: try ContactsV1.makeSchema())
+            people = try MigrationFixtures.seed(store)
+            try store.close()
+        }
+        let segments = {
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("segment-") }
+                .count
+        }
+        let before = try segments()
+        let store = try Store(directory: directory, migrationPlan: ContactsPlan.self)
+        #expect(try segments() == before + 1, "the whole migration is one record in one new segment")
+        try checkV3(store, people)
+        let history = store.schema.history
+        #expect(history.count == 1)
+        #expect(history.first?.fromVersion == "1.0.0")
+        #expect(history.first?.toVersion == "3.0.0")
+        #expect(history.first?.fromFingerprint == (try ContactsV1.makeSchema()).fingerprint)
+        try store.close()
+
+        // Replay of the record gives the same store; the plan then finds it at version 3 and does nothing.
+        let reopened = try Store(directory: directory, migrationPlan: ContactsPlan.self)
+        try checkV3(reopened, people)
+        #expect(reopened.schema.history.count == 1)
+        try reopened.close()
+        let plain = try Store(directory: directory, schema: try ContactsV3.makeSchema())
+        try checkV3(plain, people)
+        try plain.close()
+    }
+
+    @Test func aStoreOfVersionTwoRunsOnlyTheLastStage() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, schema: try ContactsV2.makeSchema())
+            try store.write { tx in
+                let team = try tx.insert("Team", ["title": "blue"])
+                let person = try tx.insert("Person", ["first": "Ada", "last": "L", "age": 36])
+                try tx.link(person, "team", team)
+            }
+            try store.close()
+        }
+        let store = try Store(directory: directory, migrationPlan: ContactsPlan.self)
+        let person = try store.snapshot.fetch(DynamicQuery("Person"))[0]
+        #expect(try store.snapshot.value(person, "teamTitle") == .string("blue"))
+        #expect(try store.snapshot.value(person, "first") == .string("Ada"))
+        #expect(store.schema.history.last?.fromVersion == "2.0.0")
+        try store.close()
+    }
+}
