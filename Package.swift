@@ -45,7 +45,7 @@ let package = Package(
             name: "TrellisTests",
             dependencies: ["Trellis", "trellis-crashtest"],
             path: "Tests/TrellisTests",
-            exclude: ["Crash/README.md"]
+            exclude: ["Crash/README.md", "Fixtures"]
         ),
         .testTarget(
             name: "TrellisToolTests",
