@@ -29,23 +29,43 @@ public struct AttributeOption: Hashable, Sendable {
 public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
     var value: Value
     let options: Set<AttributeOption>
+    /// The name the attribute had in the store's schema when it was renamed: opening migrates its values.
+    let originalName: String?
     var slot = -1
 
     public init(wrappedValue: Value, _ options: AttributeOption...) {
         self.value = wrappedValue
         self.options = Set(options)
+        self.originalName = nil
+    }
+
+    /// An attribute renamed since the store was written, as SwiftData's `@Attribute(originalName:)`:
+    /// `@Attribute(originalName: "title") var headline = ""`. The store's values move to the new name.
+    public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String) {
+        self.value = wrappedValue
+        self.options = Set(options)
+        self.originalName = originalName
     }
 
     /// An optional attribute without an initial value starts as nil.
     public init() where Value: ExpressibleByNilLiteral {
         self.value = nil
         self.options = []
+        self.originalName = nil
     }
 
     /// An optional attribute without an initial value starts as nil.
     public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
         self.value = nil
         self.options = Set(options)
+        self.originalName = nil
+    }
+
+    /// An optional attribute renamed since the store was written.
+    public init(_ options: AttributeOption..., originalName: String) where Value: ExpressibleByNilLiteral {
+        self.value = nil
+        self.options = Set(options)
+        self.originalName = originalName
     }
 
     @available(*, unavailable, message: "@Attribute is only available on properties of Model subclasses")
@@ -83,7 +103,8 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
 
     func describe(name: String) -> PropertyDescription {
         let description = AttributeDescription(
-            name, Value.attributeType, optional: Value.isOptional, default: value.persistentValue)
+            name, Value.attributeType, optional: Value.isOptional, default: value.persistentValue,
+            originalName: originalName)
         return .attribute(description, unique: options.contains(.unique), indexed: options.contains(.indexed))
     }
 

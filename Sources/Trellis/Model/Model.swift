@@ -51,6 +51,14 @@ open class Model: Hashable {
     /// ```
     open class var indexes: [ModelIndex] { [] }
 
+    /// The entity's name in the store's schema when the class was renamed since (Core Data's renaming identifier):
+    /// opening migrates its objects, which keep their IDs.
+    ///
+    /// ```swift
+    /// final class Memo: Model { override class var originalEntityName: String? { "Note" } }
+    /// ```
+    open class var originalEntityName: String? { nil }
+
     /// Objects are equal when they are the same instance; a context hands out one instance per object.
     public static func == (lhs: Model, rhs: Model) -> Bool { lhs === rhs }
 

@@ -29,6 +29,7 @@ struct ModelRelationship: Sendable {
     var deleteRule: DeleteRule
     /// The key path on the target that the declaration names as its inverse.
     var inverse: KeyPathKey?
+    var originalName: String?
 }
 
 /// Walks the wrapped properties of a model object with `Mirror`.

@@ -48,20 +48,26 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     var value: Value
     let deleteRule: DeleteRule
     let inverse: KeyPathKey?
+    let originalName: String?
     var slot = -1
 
-    public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify) {
+    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
+    public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = nil
+        self.originalName = originalName
     }
 
+    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
     public init<Inverse: RelationshipValue>(
-        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>
+        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>,
+        originalName: String? = nil
     ) {
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = KeyPathKey(inverse)
+        self.originalName = originalName
     }
 
     @available(*, unavailable, message: "@Relationship is only available on properties of Model subclasses")
@@ -99,7 +105,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
         .relationship(
             ModelRelationship(
                 name: name, target: Value.Target.self, isToMany: Value.isToMany, deleteRule: deleteRule,
-                inverse: inverse))
+                inverse: inverse, originalName: originalName))
     }
 
     var unmanagedValue: Trellis.Value? { nil }

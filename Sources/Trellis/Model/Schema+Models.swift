@@ -16,7 +16,7 @@ extension Schema {
         var entities: [EntityDescription] = []
         var declared: [[ModelRelationship]] = []
         for m in metadata {
-            var entity = EntityDescription(m.entityName)
+            var entity = EntityDescription(m.entityName, originalName: m.type.originalEntityName)
             var relationships: [ModelRelationship] = []
             for property in m.properties {
                 switch property {
@@ -120,7 +120,8 @@ extension Schema {
                 described.append(
                     RelationshipDescription(
                         r.name, to: metadata[try targetNumber(r, of: e)].entityName,
-                        inverse: inverse[End(entity: e, index: i)]!, toMany: r.isToMany, deleteRule: r.deleteRule))
+                        inverse: inverse[End(entity: e, index: i)]!, toMany: r.isToMany, deleteRule: r.deleteRule,
+                        originalName: r.originalName))
             }
             // Declared relationships first, in declaration order; hidden inverses after them.
             entities[e].relationships.insert(contentsOf: described, at: 0)
