@@ -73,7 +73,7 @@ enum FuzzReaders {
         guard let schema = try? reader.schema() else { return }
         for policy in [StoreOptions.Recovery.strict, .tolerateTornTail, .salvage] {
             let recovery = StoreRecovery(
-                layer: disk, directory: directory, schema: schema, policy: policy, readOnly: true)
+                layer: disk, directory: directory, policy: policy, readOnly: true)
             _ = try? recovery.run()
         }
         guard openForWriting else { return }

@@ -15,8 +15,13 @@ extension Graph {
             let from = self.schema.layouts[s]
             let layout = schema.layouts[t]
             var table = EntityTable(layout)
-            table.count = source.count
             table.maxSerial = source.maxSerial
+            // A retired entity keeps only its highest serial, so that its IDs are never given out again.
+            if schema.entities[t].isRetired {
+                out.tables[t] = table
+                continue
+            }
+            table.count = source.count
             var keys: [UInt64] = []
             var leaves: [Leaf] = []
             keys.reserveCapacity(source.count / Leaf.width + 1)

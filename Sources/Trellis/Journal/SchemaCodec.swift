@@ -5,7 +5,8 @@
 /// type raw value byte, optional byte, has-default byte, default value if any), relationship count, per
 /// relationship (name, target, inverse, to-many byte, delete rule byte, minimum count, maximum count + 1 or 0 for
 /// none), index count, per index (attribute name count, names, unique byte). Strings are varint length + UTF-8.
-/// Version 2 (format version 4) adds the migration history after the entities: count, then per migration: sequence
+/// Version 2 (format version 4) adds a flags byte after each entity's name (1: retired, see
+/// `EntityDescription.isRetired`) and the migration history after the entities: count, then per migration: sequence
 /// (varint), time (zigzag varint microseconds since 1970), from and to fingerprints (8 bytes each), from and to
 /// version (strings, empty for none), step count and steps (strings).
 enum SchemaCodec {
@@ -17,6 +18,7 @@ enum SchemaCodec {
         w.varint(schema.entities.count)
         for e in schema.entities {
             w.string(e.name)
+            w.u8(e.isRetired ? 1 : 0)
             w.varint(e.attributes.count)
             for a in e.attributes {
                 w.string(a.name)
@@ -67,6 +69,11 @@ enum SchemaCodec {
         var entities: [EntityDescription] = []
         for _ in 0..<(try r.count()) {
             var entity = EntityDescription(try r.string())
+            if v >= 2 {
+                let flags = try r.u8()
+                guard flags <= 1 else { throw r.failure("entity flags \(flags)") }
+                entity.isRetired = flags == 1
+            }
             for _ in 0..<(try r.count()) {
                 let name = try r.string()
                 let rawType = try r.u8()

@@ -111,6 +111,10 @@ public struct EntityDescription: Sendable, Equatable {
     /// The name this entity had in the schema a store was written with, when it was renamed: its objects keep their
     /// IDs.
     public var originalName: String?
+    /// An entity a migration removed: kept in the store's schema with no properties and no objects, so that the
+    /// entities after it keep their numbers (and their objects' IDs) and its own IDs are never given out again. Name
+    /// lookups do not find it; a later schema that declares an entity of its name brings it back, empty.
+    public internal(set) var isRetired = false
 
     public init(
         _ name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],

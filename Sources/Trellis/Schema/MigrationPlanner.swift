@@ -64,26 +64,40 @@ struct MigrationPlanner {
         let givenEntities = given.entities
         let entitySources = Self.match(
             givenEntities.map(\.name), originals: givenEntities.map(\.originalName), in: storedEntities.map(\.name))
-        let order = Self.alignedOrder(entitySources)
         // Stored entity number -> new entity name, for relationship targets.
         var newName: [Int: String] = [:]
         for (g, s) in entitySources.enumerated() { if let s { newName[s] = givenEntities[g].name } }
 
         var aligned: [EntityDescription] = []
         var maps: [SchemaMapping.EntityMap] = []
-        // Per aligned entity: its relationships' stored positions, to pair inverses afterwards.
-        for g in order {
-            let entity = givenEntities[g]
-            guard let s = entitySources[g] else {
-                steps.append(MigrationStep(.addEntity, entity: entity.name, detail: "add entity"))
-                aligned.append(entity)
-                maps.append(
-                    SchemaMapping.EntityMap(
-                        source: nil, attributes: entity.attributes.map { _ in .init(source: nil) },
-                        relationships: entity.relationships.map { _ in nil }))
+        func addNew(_ entity: EntityDescription, source: Int?) {
+            steps.append(MigrationStep(.addEntity, entity: entity.name, detail: "add entity"))
+            aligned.append(entity)
+            maps.append(
+                SchemaMapping.EntityMap(
+                    source: source, attributes: entity.attributes.map { _ in .init(source: nil) },
+                    relationships: entity.relationships.map { _ in nil }))
+        }
+        // Stored entities keep their numbers: a removed one stays as a retired placeholder (no properties, no
+        // objects), so the numbers after it, and the IDs of their objects, do not change.
+        for (s, old) in storedEntities.enumerated() {
+            guard let g = entitySources.firstIndex(of: s) else {
+                if !old.isRetired {
+                    steps.append(
+                        MigrationStep(.removeEntity, entity: old.name, detail: "remove entity", objects: counts[s]))
+                }
+                var retired = EntityDescription(old.name)
+                retired.isRetired = true
+                aligned.append(retired)
+                maps.append(SchemaMapping.EntityMap(source: s, attributes: [], relationships: []))
                 continue
             }
-            let old = storedEntities[s]
+            let entity = givenEntities[g]
+            if old.isRetired {
+                // An entity of a removed one's name comes back, empty, in its place.
+                addNew(entity, source: s)
+                continue
+            }
             if old.name != entity.name {
                 steps.append(
                     MigrationStep(.renameEntity, entity: entity.name, detail: "rename entity from '\(old.name)'"))
@@ -93,10 +107,7 @@ struct MigrationPlanner {
             aligned.append(entityOut)
             maps.append(map)
         }
-        for (s, old) in storedEntities.enumerated() where !entitySources.contains(s) {
-            steps.append(
-                MigrationStep(.removeEntity, entity: old.name, detail: "remove entity", objects: counts[s]))
-        }
+        for (g, entity) in givenEntities.enumerated() where entitySources[g] == nil { addNew(entity, source: nil) }
         let schema: Schema
         do {
             schema = try Schema(aligned).withHistory(stored.history)
@@ -340,12 +351,14 @@ struct MigrationPlanner {
     /// Both ends of a kept relationship must still be each other's inverse.
     private mutating func checkRelationshipPairs(_ schema: Schema, _ maps: [SchemaMapping.EntityMap]) {
         for (e, layout) in schema.layouts.enumerated() {
-            guard let s = maps[e].source else { continue }
+            guard let s = maps[e].source, !stored.entities[s].isRetired else { continue }
             for (k, r) in layout.relationships.enumerated() {
                 guard let source = maps[e].relationships[k] else { continue }
                 let storedInverse = stored.layouts[s].relationships[source].inverse
                 let t = Int(r.target)
-                guard maps[t].source != nil, maps[t].relationships[r.inverse] == storedInverse else {
+                guard let ts = maps[t].source, !stored.entities[ts].isRetired,
+                    maps[t].relationships[r.inverse] == storedInverse
+                else {
                     problems.append(
                         "\(layout.name).\(r.name): its inverse is no longer the one the store pairs it with")
                     continue

@@ -56,6 +56,17 @@ public struct Schema: Sendable, Equatable {
                 throw TrellisError(.invalidSchema, "duplicate entity name '\(entity.name)'")
             }
         }
+        for entity in entities where entity.isRetired {
+            guard entity.attributes.isEmpty, entity.relationships.isEmpty, entity.indexes.isEmpty else {
+                throw TrellisError(.invalidSchema, "retired entity '\(entity.name)' has properties")
+            }
+        }
+        for entity in entities {
+            for r in entity.relationships where numbers[r.target].map({ entities[Int($0)].isRetired }) ?? false {
+                throw TrellisError(
+                    .invalidSchema, "relationship '\(entity.name).\(r.name)' targets the retired entity '\(r.target)'")
+            }
+        }
         var layouts: [EntityLayout] = []
         for (i, entity) in entities.enumerated() {
             layouts.append(try EntityLayout(entity, number: UInt32(i), in: entities, numbers: numbers))
@@ -79,7 +90,9 @@ public struct Schema: Sendable, Equatable {
 
     /// The number of the entity named `name`, as carried in `ObjectID.entity`.
     public func entityNumber(_ name: String) throws -> UInt32 {
-        guard let n = entityNumbers[name] else { throw TrellisError(.unknownEntity, "no entity named '\(name)'") }
+        guard let n = entityNumbers[name], !entities[Int(n)].isRetired else {
+            throw TrellisError(.unknownEntity, "no entity named '\(name)'")
+        }
         return n
     }
 
@@ -168,7 +181,7 @@ enum SchemaFingerprint {
     static func digest(of entities: [EntityDescription]) -> UInt64 {
         var text = ""
         for e in entities {
-            text += "E:\(e.name);"
+            text += e.isRetired ? "E:\(e.name):retired;" : "E:\(e.name);"
             for a in e.attributes {
                 text += "A:\(a.name):\(a.type.rawValue):\(a.isOptional ? 1 : 0);"
             }

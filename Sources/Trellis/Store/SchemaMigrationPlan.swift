@@ -92,8 +92,9 @@ public struct MigrationContext {
     public var transaction: Transaction
     let entityNumbers: [UInt32: UInt32]
 
-    /// The ID an object of the old version has in the new one: the same serial; the same entity number unless an
-    /// entity before it was removed (numbers close up). Nil when its entity was removed.
+    /// The ID an object of the old version has in the new one: the same, unless its entity was removed (nil). IDs
+    /// keep their entity numbers through every migration (a removed entity stays as a retired placeholder), so this
+    /// is the identity for every surviving object.
     public func newID(_ id: ObjectID) -> ObjectID? {
         entityNumbers[id.entity].map { ObjectID(entity: $0, serial: id.serial) }
     }

@@ -54,7 +54,7 @@ enum SchemaMigrator {
             if let code {
                 var numbers: [UInt32: UInt32] = [:]
                 for (t, map) in planned.mapping.entities.enumerated() {
-                    if let s = map.source { numbers[UInt32(s)] = UInt32(t) }
+                    if let s = map.source, !planned.schema.entities[t].isRetired { numbers[UInt32(s)] = UInt32(t) }
                 }
                 var context = MigrationContext(
                     old: current,

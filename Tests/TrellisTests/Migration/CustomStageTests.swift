@@ -47,7 +47,7 @@ enum ContactsPlan: SchemaMigrationPlan {
             .custom(fromVersion: ContactsV2.self, toVersion: ContactsV3.self) { context in
                 for id in try context.old.fetch(DynamicQuery("Person")) {
                     guard let team = try context.old.targets(id, "team").first else { continue }
-                    // Team (entity 0) is removed, so Person moves from entity 1 to 0; serials stay.
+                    // Team is removed (retired in place), so newID(id) is id; it is nil for the Team objects.
                     try context.transaction.set(
                         context.newID(id)!, "teamTitle", try context.old.value(team, "title") ?? .null)
                 }
@@ -61,8 +61,7 @@ enum ContactsPlan: SchemaMigrationPlan {
         let s = store.snapshot
         #expect(try s.count("Person") == MigrationFixtures.people)
         #expect(throws: TrellisError.self) { try s.count("Team") }
-        for (i, old) in people.enumerated() {
-            let id = ObjectID(entity: 0, serial: old.serial)
+        for (i, id) in people.enumerated() {
             #expect(try s.value(id, "first") == .string("First\(i)"))
             #expect(try s.value(id, "last") == .string("Last\(i)"))
             #expect(try s.value(id, "teamTitle") == .string("team \(i % 3)"))

@@ -121,11 +121,37 @@ import Testing
             let s = store.snapshot
             #expect(throws: TrellisError.self) { try s.count("Team") }
             #expect(try s.count("Person") == MigrationFixtures.people)
-            // Entity numbers close up after a removed entity: Person moves from 1 to 0, serials stay.
-            #expect(try s.schema.entityNumber("Person") == 0)
-            let moved = ObjectID(entity: 0, serial: people[2].serial)
-            #expect(try s.value(moved, "name") == .string("First2 Last2"))
+            // Team stays as a retired placeholder: Person keeps its number, so every ID stays valid.
+            #expect(try s.schema.entityNumber("Person") == people[2].entity)
+            #expect(s.schema.entities[0].isRetired)
+            #expect(try s.value(people[2], "name") == .string("First2 Last2"))
         }
+    }
+
+    @Test func aRemovedEntitysNumberAndSerialsAreNeverGivenOutAgain() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory, schema: try MigrationFixtures.v1())
+        try MigrationFixtures.seed(store)
+        try store.close()
+        var entities = MigrationFixtures.v1Entities
+        entities.removeAll { $0.name == "Team" }
+        entities[0].relationships.removeAll()
+        entities.append(EntityDescription("Label", attributes: [AttributeDescription("text", .string)]))
+        let v2 = try Store(directory: directory, schema: Schema(entities))
+        #expect(try v2.schema.entityNumber("Label") == 2, "a new entity does not take the removed one's number")
+        var tx = v2.transaction()
+        #expect(throws: TrellisError.self) { try tx.insert("Team", ["title": "x"]) }
+        try v2.close()
+        // Declaring Team again brings it back empty, in its old place, with serials above its old ones.
+        var v3 = entities
+        v3.append(EntityDescription("Team", attributes: [AttributeDescription("title", .string)]))
+        let store3 = try Store(directory: directory, schema: Schema(v3))
+        #expect(try store3.schema.entityNumber("Team") == 0)
+        #expect(try store3.snapshot.count("Team") == 0)
+        let team = try store3.write { tx in try tx.insert("Team", ["title": "again"]) }
+        #expect(team.serial == UInt64(MigrationFixtures.teams) + 1)
+        try store3.close()
     }
 
     @Test func renamingARelationshipKeepsItsTargets() throws {
