@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Uses Trellis as an app would: a package outside the repository that depends on it by path, with a model whose
+# defaults are Date() and UUID(), run twice on one store (two processes), then again with the next version of its
+# model (a renamed attribute, a new one with a default, a new index), which migrates the store on open.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# A path dependency's package identity is its directory's name.
+identity=$(basename "$repo")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/NotesApp/Sources/NotesApp"
+cat > "$work/NotesApp/Package.swift" <<SWIFT
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "NotesApp",
+    dependencies: [.package(path: "$repo")],
+    targets: [.executableTarget(name: "NotesApp", dependencies: [.product(name: "Trellis", package: "$identity")])]
+)
+SWIFT
+cat > "$work/NotesApp/Sources/NotesApp/main.swift" <<'SWIFT'
+import Foundation
+import Trellis
+
+final class Note: Model {
+    @Attribute var uid = UUID()
+    @Attribute var created = Date()
+    @Attribute var text = ""
+}
+
+enum Next {
+    final class Note: Model {
+        @Attribute var uid = UUID()
+        @Attribute var created = Date()
+        @Attribute(.indexed, originalName: "text") var body = ""
+        @Attribute var pinned = false
+    }
+}
+
+let arguments = CommandLine.arguments
+let directory = URL(fileURLWithPath: arguments[1])
+if arguments.count > 3, arguments[3] == "next" {
+    let store = try Store(directory: directory, models: [Next.Note.self])
+    let context = ModelContext(store)
+    let note = Next.Note()
+    note.body = arguments[2]
+    context.insert(note)
+    try context.save()
+    for n in try context.fetch(FetchDescriptor<Next.Note>(sortBy: [SortDescriptor(\.created)])) {
+        print("note \(n.uid) \(n.body) pinned=\(n.pinned)")
+    }
+    print("migrations \(store.schema.history.count)")
+    try store.close()
+} else {
+    let store = try Store(directory: directory, models: [Note.self])
+    let context = ModelContext(store)
+    let note = Note()
+    note.text = arguments[2]
+    context.insert(note)
+    try context.save()
+    for n in try context.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.created)])) {
+        print("note \(n.uid) \(n.text)")
+    }
+    try store.close()
+}
+SWIFT
+cd "$work/NotesApp"
+swift build 2>&1 | tail -1
+app=$(swift build --show-bin-path)/NotesApp
+store="$work/store"
+first=$("$app" "$store" one)
+second=$("$app" "$store" two)
+third=$("$app" "$store" three next)
+echo "$first"; echo "$second"; echo "$third"
+uid=$(echo "$first" | awk '{print $2}')
+# The second launch opens the first one's store (new Date() and UUID() defaults) and sees its note unchanged.
+[ "$(echo "$second" | grep -c '^note ')" -eq 2 ] || { echo "second launch: expected 2 notes"; exit 1; }
+echo "$second" | grep -q "^note $uid one$" || { echo "second launch lost the first note"; exit 1; }
+# The next version migrates: 3 notes, the first with its uid and text under the new name, pinned false.
+[ "$(echo "$third" | grep -c '^note ')" -eq 3 ] || { echo "next version: expected 3 notes"; exit 1; }
+echo "$third" | grep -q "^note $uid one pinned=false$" || { echo "next version lost the first note"; exit 1; }
+echo "$third" | grep -q "^migrations 1$" || { echo "next version: expected one migration"; exit 1; }
+echo "outside app: ok"
