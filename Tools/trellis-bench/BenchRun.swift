@@ -78,6 +78,7 @@ final class BenchRun {
         if options.wants("W10") { try runMemory() }
         if options.wants("S1") { try runSeed() }
         if options.wants("X1") { try runScaling() }
+        if options.wants("M1") { try runMigration() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

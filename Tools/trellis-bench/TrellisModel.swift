@@ -78,9 +78,15 @@ enum TrellisStorage {
     /// SQLite's `synchronous=FULL`; relaxed is group commit with a sync at most a second later (SQLite's `NORMAL`
     /// syncs only at checkpoints). Compaction is manual so that W8 and W9 see the journal before and after it.
     static func open(directory: String, model: TrellisModel, durability: Durability) throws -> Store {
+        try open(directory: directory, schema: model.schema, durability: durability)
+    }
+
+    /// Opens the store under `directory` with `schema`, the same way; a store written with another schema migrates
+    /// (M1) when the difference is lightweight.
+    static func open(directory: String, schema: Schema, durability: Durability) throws -> Store {
         let options = StoreOptions(
             durability: durability == .perCommit ? .perCommit : .interval(1), compaction: .manual)
-        return try Store(directory: URL(fileURLWithPath: directory), schema: model.schema, options: options)
+        return try Store(directory: URL(fileURLWithPath: directory), schema: schema, options: options)
     }
 
     /// Closes the store, syncing what it still buffers.
