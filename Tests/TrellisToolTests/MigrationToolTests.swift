@@ -438,6 +438,32 @@ enum MigrationFixture {
         #expect(exported.map { $0["id"] as? String } == (1...5).map { "Note#\($0)" })
     }
 
+    @Test func aMigrationSegmentTheManifestDoesNotNameIsNotTheStoresSchema() throws {
+        // What a crash between writing a migration's segment and its manifest leaves: the old store, and a segment
+        // with the new schema that no manifest names.
+        let store = try Fixture.make(Fixture.newDirectory())
+        defer { Fixture.cleanUp(store) }
+        let other = store.deletingLastPathComponent().appendingPathComponent("migrated")
+        try FileManager.default.copyItem(at: store, to: other)
+        let schema = try MigrationFixture.schemaFile(for: store, MigrationFixture.v2JSON)
+        #expect(try Tool.run(["migrate", other.path, "--to", schema.path]).status == 0)
+        let orphan = "segment-0000000000000002.trj"
+        try FileManager.default.copyItem(
+            at: other.appendingPathComponent(orphan), to: store.appendingPathComponent(orphan))
+
+        #expect(try JournalReader(directory: store).schema().fingerprint == Fixture.schema.fingerprint)
+        let info = try Tool.run(["info", store.path, "--json"]).json()
+        #expect((info["schema"] as? [String: Any])?["fingerprint"] as? String == v1)
+        #expect((info["migrations"] as? [Any])?.isEmpty == true)
+        #expect((info["otherFiles"] as? [[String: Any]])?.contains { $0["file"] as? String == orphan } == true)
+        let verify = try Tool.run(["verify", store.path, "--json"]).json()
+        let problems = try #require(verify["problems"] as? [[String: Any]])
+        #expect(problems.map { $0["class"] as? String } == ["orphan file"], "\(problems)")
+        #expect(problems.first?["file"] as? String == orphan)
+        let dump = try Tool.run(["dump", store.path, "--json"]).json()
+        #expect((dump["records"] as? [[String: Any]])?.map { $0["sequence"] as? Int } == Array(1...6))
+    }
+
     @Test func aPlansVersionsShowInInfoAndACustomStagesChangesReplay() throws {
         let store = try Fixture.make(Fixture.newDirectory())
         defer { Fixture.cleanUp(store) }

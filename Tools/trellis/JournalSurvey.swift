@@ -47,8 +47,6 @@ struct JournalSurvey {
     /// Per entity name, as the record that changed it named the entity (a renamed entity's older changes stay under
     /// its old name).
     var entities: [String: EntityTally] = [:]
-    /// Migration records in the journal (those compacted into the checkpoint are only in `schema.history`).
-    var migrationRecords = 0
     var problems: [JournalProblem] = []
     /// The store as a recovery would rebuild it, when the survey replayed; nil when it did not, or could not.
     var graph: Graph?
@@ -118,7 +116,6 @@ struct JournalSurvey {
             segments[s].firstSequence = segments[s].firstSequence ?? record.sequence
             segments[s].lastSequence = record.sequence
         }
-        if record.isMigration { migrationRecords += 1 }
         var touched: [String: EntityTally] = [:]
         let changes = record.changes
         func name(_ id: ObjectID) -> String { record.schema.entityName(of: id) }

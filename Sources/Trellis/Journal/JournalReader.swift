@@ -169,16 +169,21 @@ public struct JournalReader: Sendable {
             checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment)
     }
 
-    /// The schema the store was written with, from the newest readable segment or checkpoint header.
+    /// The schema the store was written with, from the newest readable header: of the segments the manifest names,
+    /// then of the checkpoints, then of other segments. A segment the manifest does not name (a migration that
+    /// crashed before its manifest was written leaves one) may hold a schema the store never had.
     public func schema() throws -> Schema {
         let files = try StoreFiles.list(layer, path)
-        for (id, name) in files.segments.sorted(by: { $0.key > $1.key }) {
+        let live = { (id: UInt64) in files.manifest.map { ($0.firstSegment...$0.lastSegment).contains(id) } ?? true }
+        let segments = files.segments.sorted { $0.key > $1.key }
+        func segmentSchema(_ name: String) throws -> Schema? {
             let file = try layer.open(joinPath(path, name), .read)
             defer { file.close() }
-            if let header = try? readSegmentHeader(file, name: name, size: try file.size()) {
-                _ = id
-                return try SchemaCodec.decode(header.schemaBytes, context: name)
-            }
+            guard let header = try? readSegmentHeader(file, name: name, size: try file.size()) else { return nil }
+            return try SchemaCodec.decode(header.schemaBytes, context: name)
+        }
+        for (id, name) in segments where live(id) {
+            if let schema = try segmentSchema(name) { return schema }
         }
         for (_, name) in files.checkpoints.sorted(by: { $0.key > $1.key }) {
             let file = try layer.open(joinPath(path, name), .read)
@@ -186,6 +191,9 @@ public struct JournalReader: Sendable {
             if let header = try? Checkpoint.header(file, name: name, size: try file.size()) {
                 return try SchemaCodec.decode(header.schemaBytes, context: name)
             }
+        }
+        for (id, name) in segments where !live(id) {
+            if let schema = try segmentSchema(name) { return schema }
         }
         throw TrellisError(.corrupt, "\(path): no readable segment or checkpoint header to read the schema from")
     }
