@@ -19,8 +19,18 @@ import Testing
         }
         #expect(out.contains("final store: 1 folders, 2000 items, sequence 4;"))
         #expect(out.contains("inconsistent results: 0\n"))
+        // Then version 2 of the schema: one migration record, after the three commits.
+        let migration = try #require(
+            out.split(separator: "\n").first { $0.hasPrefix("reopen with schema v2 ") }, "\(out)")
+        #expect(
+            migration.hasPrefix("reopen with schema v2 (recovery, then the migration as one record at sequence 5): "))
+        #expect(
+            migration.hasSuffix(
+                " s; Item: add attribute 'priority' (Int, default 0) (2000 objects); "
+                    + "Item: add index on (priority) (2000 objects)"))
         #expect(out.contains("\n$ trellis info \(directory.path)\n"))
-        #expect(out.contains("objects     Folder 1, Item 2000 (as of sequence 4)"))
+        #expect(out.contains("\n      Item: add index on (priority) (2000 objects)\n"))
+        #expect(out.contains("objects     Folder 1, Item 2000 (as of sequence 5)"))
         #expect(out.contains("\n$ trellis verify \(directory.path)\n"))
         #expect(out.hasSuffix("clean: no problems\n"))
         #expect(try Tool.run(["verify", directory.path]).status == 0)

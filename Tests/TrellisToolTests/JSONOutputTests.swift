@@ -22,7 +22,8 @@ import Testing
         let json = try result.json()
         #expect(
             keys(json) == [
-                "store", "formatVersion", "manifest", "schema", "objectCounts", "lastSequence", "checkpoint",
+                "store", "formatVersion", "manifest", "schema", "schemaVersion", "migrations", "objectCounts",
+                "lastSequence", "checkpoint",
                 "segments", "records", "storedBytes", "uncompressedBytes", "compressionRatio", "totalBytes",
                 "reclaimableBytesEstimate", "otherFiles", "problemCount",
             ])
@@ -32,6 +33,8 @@ import Testing
         #expect(json["objectCounts"] as? [String: Int] == ["Folder": 1, "Note": 4])
         #expect(json["checkpoint"] is NSNull)
         #expect(json["problemCount"] as? Int == 0)
+        #expect(json["schemaVersion"] is NSNull)
+        #expect((json["migrations"] as? [Any])?.isEmpty == true)
         let segments = try #require(json["segments"] as? [[String: Any]])
         #expect(segments.count == 1)
         #expect(
@@ -81,8 +84,9 @@ import Testing
         #expect(
             keys(records[0]) == [
                 "sequence", "time", "file", "offset", "storedBytes", "uncompressedBytes", "compressed", "inserts",
-                "updates", "links", "deletes",
+                "updates", "links", "deletes", "migration",
             ])
+        #expect(records[0]["migration"] is NSNull)
         let insert = try #require((records[1]["inserts"] as? [[String: Any]])?.first)
         #expect(insert["object"] as? String == "Note#1")
         #expect((insert["values"] as? [String: Any])?["stars"] as? Int == 1)

@@ -62,6 +62,8 @@ import Trellis
             (["repair", store.path], "say either --truncate-tail or --salvage"),
             (["repair", store.path, "--truncate-tail", "--salvage"], "say either --truncate-tail or --salvage"),
             (["demo", "--items", "0"], "--items takes a whole number of at least 1"),
+            (["migrate", store.path], "missing --to SCHEMA.json"),
+            (["migrate", "--to"], "--to needs a value"),
         ]
         for (arguments, message) in cases {
             let result = try Tool.run(arguments)
@@ -74,7 +76,9 @@ import Trellis
     @Test func everyCommandAnswersHelpWithItsUsageAndExitZero() throws {
         let top = try Tool.run(["--help"])
         #expect(top.status == 0)
-        let commands = ["info", "verify", "dump", "history", "export", "compact", "repair", "stats", "demo"]
+        let commands = [
+            "info", "verify", "dump", "history", "export", "migrate", "compact", "repair", "stats", "demo",
+        ]
         for command in commands {
             #expect(top.stdout.contains("  \(command) "), "\(command) missing from --help")
             let result = try Tool.run([command, "--help"])

@@ -2,7 +2,8 @@ import Foundation
 import Trellis
 
 /// Change records in words: the table rows of `dump` and `history`, and their JSON. Attributes and relationships
-/// are named from the schema the store carries, so no app code is needed to read them.
+/// are named from the schema a record was written with (`JournalRecord.schema`), so no app code is needed to read
+/// them, and records from before a migration keep their names.
 struct ChangeFormat {
     let schema: Schema
 
@@ -94,6 +95,7 @@ struct ChangeFormat {
             ("updates", .array(changes.updates.map { updateJSON($0) })),
             ("links", .array(changes.edits.map { editJSON($0) })),
             ("deletes", .array(changes.deletes.map { deleteJSON($0) })),
+            ("migration", record.migration.map { MigrationFormat.json($0.summary) } ?? .null),
         ])
     }
 
@@ -142,8 +144,21 @@ struct ChangeFormat {
 struct ChangeFilter {
     var entity: UInt32?
     var object: ObjectID?
+    /// The filter names an entity or object that the record's schema does not have: nothing matches.
+    var matchesNothing = false
+
+    /// A filter in one schema: `entity` or `object` is nil when that argument was not given, `.some(nil)` when it
+    /// was and names nothing in this schema.
+    init(entity: UInt32??, object: ObjectID??) {
+        self.entity = entity ?? nil
+        self.object = object ?? nil
+        matchesNothing = entity == .some(nil) || object == .some(nil)
+    }
+
+    var isActive: Bool { entity != nil || object != nil || matchesNothing }
 
     func matches(_ id: ObjectID) -> Bool {
+        if matchesNothing { return false }
         if let object, id != object { return false }
         if let entity, id.entity != entity { return false }
         return true
@@ -151,7 +166,7 @@ struct ChangeFilter {
 
     /// The part of `changes` that concerns the filter; a link counts when either end matches.
     func apply(_ changes: ChangeSet) -> ChangeSet {
-        guard entity != nil || object != nil else { return changes }
+        guard isActive else { return changes }
         return ChangeSet(
             inserts: changes.inserts.filter { matches($0.id) }, updates: changes.updates.filter { matches($0.id) },
             edits: changes.edits.filter { matches($0.source) || matches($0.target) },

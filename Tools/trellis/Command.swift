@@ -17,7 +17,7 @@ enum RootCommand {
     static var commands: [any Command.Type] {
         [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, ExportCommand.self,
-            CompactCommand.self, RepairCommand.self, StatsCommand.self, DemoCommand.self,
+            MigrateCommand.self, CompactCommand.self, RepairCommand.self, StatsCommand.self, DemoCommand.self,
         ]
     }
 

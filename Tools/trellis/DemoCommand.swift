@@ -3,7 +3,8 @@ import Trellis
 
 /// `trellis demo [DIR]`: the seed problem in a few seconds, on a real store. A UI-style reader fetches in a loop
 /// while a writer saves a 100,000-item import and then deletes a 111,111-folder hierarchy with cascade, each save
-/// durable before it returns; the reader never waits. Then `info` and `verify` run on the store it made.
+/// durable before it returns; the reader never waits. Then the store is reopened with version 2 of its schema, which
+/// migrates it in one record, and `info` and `verify` run on the store it made.
 struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "build an outline store on disk and show a reader that never waits for big saves"
@@ -15,7 +16,9 @@ struct DemoCommand: Command {
         (default 100000) in one commit, builds a folder tree of fan-out F and depth D (default 10 and 6: 111,111
         folders) in another, and deletes the tree in one cascading commit. Every commit is durable (synced) before
         it returns. Prints how many fetches the reader completed during each save, its worst fetch latency, and
-        whether every fetch saw a whole version; then runs `trellis info` and `trellis verify` on the store.
+        whether every fetch saw a whole version. Then it reopens the store with version 2 of its schema (items gain
+        a `priority` with an index), which migrates it in one atomic record, and runs `trellis info` and
+        `trellis verify` on the store.
 
         Exits 0 when every fetch was consistent and the store verifies clean, else 1.
         """
@@ -49,6 +52,7 @@ struct DemoCommand: Command {
             try? store.close()
             throw error
         }
+        try Demo.migrate(url, console)
         console.line("\n$ trellis info \(url.path)")
         let info = try InfoCommand(store: url.path, json: false).run(console)
         console.line("\n$ trellis verify \(url.path)")
@@ -94,6 +98,27 @@ struct Demo {
             relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")],
             indexes: [.on("rank")]),
     ])
+
+    /// Version 2 of the schema: items gain a priority (default 0) and an index on it.
+    static let schemaV2: Schema = {
+        var entities = schema.entities
+        entities[1].attributes.append(AttributeDescription("priority", .int, default: 0))
+        entities[1].indexes.append(.on("priority"))
+        return try! Schema(entities)
+    }()
+
+    /// Reopens the store with `schemaV2`: the open recovers the store, then migrates it in one record.
+    static func migrate(_ url: URL, _ console: Console) throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let store = try Store(directory: url, schema: schemaV2)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let migration = store.schema.history.last
+        try store.close()
+        console.line(
+            "reopen with schema v2 (recovery, then the migration as one record at sequence "
+                + "\(migration.map { String($0.sequence) } ?? "?")): \(String(format: "%.3f", seconds)) s; "
+                + (migration?.steps.joined(separator: "; ") ?? "no migration"))
+    }
 
     var folders: Int { (0..<depth).reduce(0) { total, level in total + Int(pow(Double(fanOut), Double(level))) } }
 

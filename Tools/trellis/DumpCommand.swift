@@ -8,16 +8,19 @@ struct DumpCommand: Command {
     static let help = """
         usage: trellis dump STORE [--from SEQ] [--to SEQ] [--entity NAME] [--object ID] [--json]
 
-        Prints every change record the journal holds (the commits after the checkpoint), decoded with the schema the
-        store carries: its sequence number, time, file and offset, sizes, and one row per change — insert (with
-        every value), update (old → new), link and unlink, delete (with the values and links the object had).
-        Damaged records are skipped and reported at the end; the exit code is then 1.
+        Prints every record the journal holds (the commits after the checkpoint), each decoded with the schema it
+        was written with (the one in its segment's header): its sequence number, time, file and offset, sizes, and
+        one row per change — insert (with every value), update (old → new), link and unlink, delete (with the
+        values and links the object had). A schema migration record shows the schemas' fingerprints and versions
+        before and after, and one row per step. Damaged records are skipped and reported at the end; the exit code
+        is then 1.
 
         options:
           --from SEQ      start at sequence number SEQ
           --to SEQ        stop after sequence number SEQ
-          --entity NAME   only changes to objects of entity NAME (and links to or from them)
-          --object ID     only changes to the object ID, written Entity#serial (e.g. Item#42)
+          --entity NAME   only changes to objects of entity NAME (and links to or from them), and migrations
+          --object ID     only changes to the object ID, written Entity#serial (e.g. Item#42), and migrations;
+                          NAME and ID are those of the newest schema, followed back through migrations
           --json          one JSON object: {"store", "records": [...], "problems": [...]} (see README.md)
         """
 
@@ -38,29 +41,31 @@ struct DumpCommand: Command {
 
     func run(_ console: Console) throws -> ExitCode {
         let location = try StoreLocation(options.store)
-        let schema = try location.reader.schema()
-        var filter = ChangeFilter()
-        if let entity {
-            guard let n = try? schema.entityNumber(entity) else {
-                let names = schema.entities.map(\.name).joined(separator: ", ")
-                throw UsageError("the store has no entity '\(entity)' (it has: \(names))")
-            }
-            filter.entity = n
+        let epochs = SchemaEpochs(location.reader, newest: try location.reader.schema())
+        // The entity or object in each span of the journal between migrations (a migration may renumber it).
+        let entities = try entity.map { try epochs.entity($0) }
+        let objects = try object.map { try epochs.ids($0) }
+        let filters = epochs.schemas.indices.map { span in
+            ChangeFilter(entity: entities.map { $0[span]?.entity }, object: objects.map { $0[span] })
         }
-        if let object { filter.object = try ObjectName.parse(object, schema) }
-        let format = ChangeFormat(schema: schema)
         if options.json { console.line("{\n  \"store\": \(quoted(location.url.path)),\n  \"records\": [") }
         var shown = 0
         let progress = console.progress("reading records")
         let problems = try location.reader.forEachRecord { record in
             progress.update(shown)
             guard record.sequence >= from, record.sequence <= to else { return }
+            // Each record is named in its own schema; a migration record is always shown.
+            let format = ChangeFormat(schema: record.schema)
+            let filter = filters[epochs.span(of: record.sequence)]
             let changes = filter.apply(record.changes)
-            if changes.isEmpty && !(filter.entity == nil && filter.object == nil) { return }
+            if changes.isEmpty && filter.isActive && !record.isMigration { return }
             if options.json {
                 console.write((shown > 0 ? ",\n    " : "    ") + format.json(record, changes).rendered(pretty: false))
             } else {
                 console.line(format.heading(record))
+                if let migration = record.migration {
+                    for row in MigrationFormat.rows(migration) { console.line(row) }
+                }
                 for row in format.rows(changes) { console.line(row) }
             }
             shown += 1

@@ -10,8 +10,9 @@ struct ExportCommand: Command {
 
         Writes every object of the store as JSON: {"store", "sequence", "schemaFingerprint", "entities": {NAME:
         [{"id", "values", "relationships"}]}}, one object per line inside its entity's array. With --as-of, the
-        graph as it was right after commit SEQ, rebuilt from the checkpoint and the journal; SEQ must be between the
-        checkpoint's sequence number and the last commit. Values are encoded as README.md describes.
+        graph as it was right after commit SEQ, rebuilt from the checkpoint and the journal (in the schema the store
+        had then: a migration after SEQ is not applied); SEQ must be between the checkpoint's sequence number and
+        the last commit. Values are encoded as README.md describes.
 
         options:
           --as-of SEQ   the graph as of sequence number SEQ (default: the newest)
@@ -45,7 +46,7 @@ struct ExportCommand: Command {
         do {
             problems = try reader.forEachRecord { record in
                 guard record.sequence <= target else { throw Done() }
-                graph = try graph.applying(record.changes, sequence: record.sequence)
+                graph = try record.applied(to: graph)
                 progress.update(Int(record.sequence))
             }
         } catch is Done {}

@@ -12,7 +12,10 @@ struct HistoryCommand: Command {
         first: its insert with every value, each update (old → new), each link and unlink seen from the object's
         side (a link made from the other end shows under this object's inverse relationship), and its delete.
         Changes older than the store's checkpoint were compacted away; the object's state in the checkpoint is
-        shown instead.
+        shown instead. Each change is named in the schema it was written with; a schema migration shows as one
+        entry (fingerprints and versions, its steps, and the object's ID before and after when the migration
+        renumbered its entity). OBJECT-ID is read in the newest schema that has its entity and followed back
+        through the migrations.
 
         options:
           --json    one JSON object: {"store", "object", "checkpointSequence", "atCheckpoint", "changes"} (README.md)
@@ -36,20 +39,40 @@ struct HistoryCommand: Command {
 
     func run(_ console: Console) throws -> ExitCode {
         let location = try StoreLocation(options.store)
-        let schema = try location.reader.schema()
-        let id = try ObjectName.parse(object, schema)
-        let format = ChangeFormat(schema: schema)
-        let checkpointSequence = (try? location.reader.manifest().checkpointSequence) ?? 0
-        let atCheckpoint = checkpointSequence > 0 ? (try? location.reader.checkpointGraph())?.row(id) : nil
+        let reader = location.reader
+        let epochs = SchemaEpochs(reader, newest: try reader.schema())
+        // The object in each span of the journal between migrations: a migration can renumber its entity.
+        let ids = try epochs.ids(object)
+        guard let newestSpan = ids.lastIndex(where: { $0 != nil }), let newestID = ids[newestSpan] else {
+            throw UsageError("'\(object)' names no object")
+        }
+        let name = ObjectName.text(newestID, epochs.schemas[newestSpan])
+        let checkpointSequence = (try? reader.manifest().checkpointSequence) ?? 0
+        // The checkpoint is older than every migration the journal holds: the object has its first span's ID there.
+        let checkpoint = checkpointSequence > 0 ? try? reader.checkpointGraph() : nil
+        let atCheckpoint = ids[0].flatMap { id in checkpoint.flatMap { $0.row(id).map { (id, $0) } } }
+        let checkpointFormat = checkpoint.map { ChangeFormat(schema: $0.schema) }
         var entries: [Entry] = []
-        let problems = try location.reader.forEachRecord { record in
-            entries += Self.entries(of: id, in: record, format)
+        let problems = try reader.forEachRecord { record in
+            let span = epochs.span(of: record.sequence)
+            if let migration = record.migration {
+                if let entry = Self.migrationEntry(
+                    record, migration, before: span > 0 ? ids[span - 1] : nil, after: ids[span])
+                {
+                    entries.append(entry)
+                }
+            } else if let id = ids[span] {
+                entries += Self.entries(of: id, in: record, ChangeFormat(schema: record.schema))
+            }
         }
         if options.json {
             let doc = JSON.object([
-                ("store", .string(location.url.path)), ("object", .string(format.object(id))),
+                ("store", .string(location.url.path)), ("object", .string(name)),
                 ("checkpointSequence", .int(checkpointSequence)),
-                ("atCheckpoint", atCheckpoint.map { format.valuesJSON(id.entity, $0) } ?? .null),
+                (
+                    "atCheckpoint",
+                    atCheckpoint.flatMap { id, row in checkpointFormat?.valuesJSON(id.entity, row) } ?? .null
+                ),
                 (
                     "changes",
                     .array(
@@ -65,9 +88,11 @@ struct HistoryCommand: Command {
             ])
             console.line(doc.rendered())
         } else {
-            console.line("history of \(format.object(id)) in \(location.url.path)")
+            console.line("history of \(name) in \(location.url.path)")
             if checkpointSequence > 0 {
-                let state = atCheckpoint.map { format.values(id.entity, $0) } ?? "not in the checkpoint"
+                let state =
+                    atCheckpoint.flatMap { id, row in checkpointFormat?.values(id.entity, row) }
+                    ?? "not in the checkpoint"
                 console.line("  at checkpoint (sequence \(checkpointSequence)): \(state)")
             }
             for e in entries {
@@ -77,6 +102,26 @@ struct HistoryCommand: Command {
             for p in problems { console.message("damage: \(p)") }
         }
         return problems.isEmpty ? .ok : .failed
+    }
+
+    /// A schema migration, as the object sees it: the schemas before and after, its steps, and the object's ID on
+    /// each side when the migration renumbered it. Nil when the object's entity is on neither side.
+    static func migrationEntry(
+        _ record: JournalRecord, _ migration: JournalMigration, before: ObjectID?, after: ObjectID?
+    ) -> Entry? {
+        guard before != nil || after != nil else { return nil }
+        let m = migration.summary
+        let old = before.map { ObjectName.text($0, migration.schemaBefore) }
+        let new = after.map { ObjectName.text($0, migration.schemaAfter) }
+        var text = "schema \(MigrationFormat.change(m))"
+        if old != new { text += "; \(old ?? "(none)") is now \(new ?? "gone (its entity was removed)")" }
+        if !m.steps.isEmpty { text += ": " + m.steps.joined(separator: "; ") }
+        guard case .object(let pairs) = MigrationFormat.json(m) else { return nil }
+        let json =
+            pairs.filter { !["sequence", "time"].contains($0.0) } + [
+                ("objectBefore", old.map { .string($0) } ?? .null), ("objectAfter", new.map { .string($0) } ?? .null),
+            ]
+        return Entry(record: record, kind: "migration", text: text, json: json)
     }
 
     static func entries(of id: ObjectID, in record: JournalRecord, _ format: ChangeFormat) -> [Entry] {

@@ -9,9 +9,11 @@ struct InfoCommand: Command {
         usage: trellis info STORE [--json]
 
         Describes the store in directory STORE without changing it (it can run beside a live writer): format
-        version, the schema the store carries (entities, attributes, relationships, indexes), objects per entity,
-        the checkpoint and each journal segment with its size and sequence range, the compression ratio of the
-        journal, and about how many bytes `trellis compact` would reclaim.
+        version, the schema the store carries (entities, attributes, relationships, indexes) with its version and
+        the migrations the store went through (each with its sequence number, time, the schemas' fingerprints and
+        versions before and after, and its steps), objects per entity, the checkpoint and each journal segment with
+        its size and sequence range, the compression ratio of the journal, and about how many bytes
+        `trellis compact` would reclaim.
 
         Exits 1 when it meets damage on the way (it still prints what it could read; `trellis verify` says more).
 
@@ -84,12 +86,14 @@ struct InfoReport {
         var format = "format      version \(location.formatVersion().map(String.init) ?? "unknown")"
         if let m { format += ", manifest generation \(m.generation)" }
         out.append(format)
+        let version = survey.schema.history.last?.toVersion.map { ", version \($0)" } ?? ""
         out.append(
             "schema      \(survey.schema.entities.count) entities, fingerprint "
-                + StoreFileName.hex16(survey.schema.fingerprint))
+                + StoreFileName.hex16(survey.schema.fingerprint) + version)
         out += SchemaFormat.lines(survey.schema)
+        out += MigrationFormat.historyLines(survey.schema)
         if let graph = survey.graph {
-            let counts = survey.schema.entities.enumerated().map { "\($1.name) \(graph.count(entity: UInt32($0)))" }
+            let counts = graph.schema.entities.enumerated().map { "\($1.name) \(graph.count(entity: UInt32($0)))" }
             out.append("objects     \(counts.joined(separator: ", ")) (as of sequence \(graph.sequence))")
         } else {
             out.append("objects     unknown: the records do not replay (run `trellis verify`)")
@@ -134,6 +138,8 @@ struct InfoReport {
         pairs.append(("formatVersion", location.formatVersion().map { JSON.int($0) } ?? .null))
         pairs.append(("manifest", survey.manifest.map(manifestJSON) ?? .null))
         pairs.append(("schema", SchemaFormat.json(survey.schema)))
+        pairs.append(("schemaVersion", survey.schema.history.last?.toVersion.map { .string($0) } ?? .null))
+        pairs.append(("migrations", .array(survey.schema.history.map(MigrationFormat.json))))
         pairs.append(("objectCounts", survey.graph.map(countsJSON) ?? .null))
         pairs.append(("lastSequence", .int(lastSequence)))
         let checkpointJSON: JSON =
@@ -163,7 +169,7 @@ struct InfoReport {
     }
 
     private func countsJSON(_ graph: Graph) -> JSON {
-        .object(survey.schema.entities.enumerated().map { ($1.name, .int(graph.count(entity: UInt32($0)))) })
+        .object(graph.schema.entities.enumerated().map { ($1.name, .int(graph.count(entity: UInt32($0)))) })
     }
 
     private func segmentJSON(_ s: JournalSurvey.Segment) -> JSON {

@@ -6,7 +6,9 @@ import Trellis
 /// checkpoint and the records, for object counts.
 ///
 /// The pass goes through `JournalReader`, so it checks every record it counts; damage it meets is kept in
-/// `problems` rather than thrown, because a damaged store is exactly the one a developer wants described.
+/// `problems` rather than thrown, because a damaged store is exactly the one a developer wants described. Each record
+/// is read with the schema it was written with, and a migration record is replayed as one (it counts as a record;
+/// its changes are the migration's, not an entity's).
 struct JournalSurvey {
     struct Segment {
         var id: UInt64
@@ -30,6 +32,7 @@ struct JournalSurvey {
         var changes: Int { inserts + updates + deletes + links }
     }
 
+    /// The store's schema: the newest segment's (with the migration history).
     let schema: Schema
     var manifest: JournalReader.ManifestSummary?
     var segments: [Segment] = []
@@ -41,6 +44,8 @@ struct JournalSurvey {
     /// The stored size and time of every record, in order (for the histograms of `stats`).
     var recordSizes: [Int] = []
     var times: [Date] = []
+    /// Per entity name, as the record that changed it named the entity (a renamed entity's older changes stay under
+    /// its old name).
     var entities: [String: EntityTally] = [:]
     var problems: [JournalProblem] = []
     /// The store as a recovery would rebuild it, when the survey replayed; nil when it did not, or could not.
@@ -71,7 +76,7 @@ struct JournalSurvey {
             progress.update(records)
             if let current = graph {
                 do {
-                    graph = try current.applying(record.changes, sequence: record.sequence)
+                    graph = try record.applied(to: current)
                 } catch {
                     // Recovery would stop here too; counts after this point would be guesses, so there are none.
                     problems.append(
@@ -113,6 +118,7 @@ struct JournalSurvey {
         }
         var touched: [String: EntityTally] = [:]
         let changes = record.changes
+        func name(_ id: ObjectID) -> String { record.schema.entityName(of: id) }
         for insert in changes.inserts { touched[name(insert.id), default: EntityTally()].inserts += 1 }
         for update in changes.updates { touched[name(update.id), default: EntityTally()].updates += 1 }
         for delete in changes.deletes { touched[name(delete.id), default: EntityTally()].deletes += 1 }
@@ -130,8 +136,6 @@ struct JournalSurvey {
             entities[entity] = sum
         }
     }
-
-    private func name(_ id: ObjectID) -> String { schema.entityName(of: id) }
 
     /// Whether `segment` is one the manifest names (the others are orphans, left by a crash or a compaction).
     func isLive(_ segment: Segment) -> Bool {

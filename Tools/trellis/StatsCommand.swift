@@ -12,7 +12,8 @@ struct StatsCommand: Command {
         histogram of commits over time (ten equal spans from the first record to the last), and per entity the
         changes the records made and their bytes stored and uncompressed, with the compression ratio. A record is
         compressed as a whole, so its bytes are shared out among the entities it touches in proportion to its
-        changes to each.
+        changes to each. Records are read with the schema they were written with: changes to an entity under a name
+        it had before a migration are listed under that name, after the newest schema's entities.
 
         options:
           --json    the same figures as one JSON object (README.md)
@@ -27,7 +28,10 @@ struct StatsCommand: Command {
         let survey = try JournalSurvey(location, replay: false, console: console)
         let sizes = Histogram.powerOfTwoBuckets(survey.recordSizes)
         let bins = Histogram.timeBins(survey.times)
-        let entities = survey.schema.entities.map { ($0.name, survey.entities[$0.name] ?? JournalSurvey.EntityTally()) }
+        // The newest schema's entities, then names only older records use (an entity renamed or removed since).
+        let current = survey.schema.entities.map(\.name)
+        let older = survey.entities.keys.filter { !current.contains($0) }.sorted()
+        let entities = (current + older).map { ($0, survey.entities[$0] ?? JournalSurvey.EntityTally()) }
         if options.json {
             console.line(json(location, survey, sizes, bins, entities).rendered())
         } else {

@@ -9,9 +9,10 @@ struct VerifyCommand: Command {
         usage: trellis verify STORE [--json]
 
         Checks the store in directory STORE without changing it: the manifest, the checkpoint (every chunk), every
-        journal record (checksum, length, type, salt, sequence number, decoding, and that it applies to the graph
-        before it), files the manifest names but are missing, files it does not name (orphans), and finally both
-        ends of every relationship of the rebuilt graph. Each problem is printed with its
+        journal record (checksum, length, type, salt, sequence number, decoding with the schema of its segment,
+        that a schema migration leads from the schema before it to its segment's, and that each record applies to
+        the graph before it), files the manifest names but are missing, files it does not name (orphans), and
+        finally both ends of every relationship of the rebuilt graph. Each problem is printed with its
         file, byte offset and class: torn tail, checksum, length, zeroed, sequence gap, salt, unknown type, missing
         file, orphan file, header, manifest, decode, schema, reference.
 
@@ -89,7 +90,7 @@ struct VerifyCommand: Command {
     /// checks what they mean (a relationship end without its inverse, a link to an object that is gone).
     private func referenceFindings(_ reader: JournalReader) throws -> [Finding] {
         var graph = try reader.checkpointGraph()
-        try reader.forEachRecord { record in graph = try graph.applying(record.changes, sequence: record.sequence) }
+        try reader.forEachRecord { record in graph = try record.applied(to: graph) }
         return ReferenceCheck.problems(graph).map(Finding.init(reference:))
     }
 

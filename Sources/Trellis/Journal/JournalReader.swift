@@ -1,11 +1,21 @@
 import Foundation
 
-/// One change-set record of the journal, decoded, with where and how it is stored.
+/// One record of the journal, decoded with the schema it was written with, with where and how it is stored: a
+/// commit's change set (record type 1) or a schema migration (record type 6, `migration` is set).
+///
+/// Records before a migration stay readable: each is decoded with the schema in the header of the segment that holds
+/// it, which is the schema it was written with, and carries that schema in `schema`. To rebuild the store, apply each
+/// record in order with `applied(to:)`, which runs a migration record's migration as recovery does.
 public struct JournalRecord: Sendable {
     public var sequence: UInt64
-    /// When the commit was made (microsecond precision).
+    /// When the commit was made (microsecond precision); for a migration, when it was committed.
     public var time: Date
+    /// The changes of the commit, in `schema`'s entity and attribute numbers; empty for a migration record.
     public var changes: ChangeSet
+    /// The schema the record was written with: the one in its segment's header (for a migration, the new schema).
+    public var schema: Schema
+    /// What a migration record did; nil for a commit.
+    public var migration: JournalMigration?
     /// The segment file's name within the store directory.
     public var file: String
     /// The byte offset of the record's frame in `file`.
@@ -14,6 +24,85 @@ public struct JournalRecord: Sendable {
     public var storedBytes: Int
     public var uncompressedBytes: Int
     public var isCompressed: Bool
+    /// The decoded migration, for `applied(to:)`.
+    var migrationRecord: MigrationRecord?
+
+    /// Whether the record is a schema migration rather than a commit.
+    public var isMigration: Bool { migration != nil }
+
+    /// `graph` with this record applied: a commit's changes (the graph must be in the record's schema), or a
+    /// migration (the graph must be in the schema the migration starts from), exactly as recovery applies it.
+    /// Throws `TrellisError.corrupt` when the graph is in another schema.
+    public func applied(to graph: Graph) throws -> Graph {
+        if let migrationRecord {
+            guard graph.schema.fingerprint == migrationRecord.from else {
+                throw TrellisError(
+                    .corrupt,
+                    "\(file) record \(sequence): a migration from schema \(JournalFormat.hex16(migrationRecord.from)) "
+                        + "applied to a graph of schema \(JournalFormat.hex16(graph.schema.fingerprint))")
+            }
+            return try migrationRecord.apply(to: graph, sequence: sequence)
+        }
+        guard graph.schema.fingerprint == schema.fingerprint else {
+            throw TrellisError(
+                .corrupt,
+                "\(file) record \(sequence): written with schema \(JournalFormat.hex16(schema.fingerprint)), applied "
+                    + "to a graph of schema \(JournalFormat.hex16(graph.schema.fingerprint))")
+        }
+        return try graph.applying(changes, sequence: sequence)
+    }
+}
+
+/// A schema migration as a journal record holds it (record type 6): when it ran, what it did, the schemas before and
+/// after, and where each entity's objects went (an object keeps its serial; its entity number changes only when an
+/// entity before it was removed).
+///
+/// ```swift
+/// for migration in try JournalReader(directory: url).migrations() {
+///     print(migration.summary.sequence, migration.summary.steps)
+/// }
+/// ```
+public struct JournalMigration: Sendable {
+    /// Sequence number, time, fingerprints, plan versions and steps, as the store's schema history records them.
+    public var summary: SchemaMigration
+    /// The schema the store had before the migration (with its defaults and history).
+    public var schemaBefore: Schema
+    /// The schema after it: the header schema of the segment the record opens.
+    public var schemaAfter: Schema
+    /// For each entity number of `schemaAfter`, that entity's number in `schemaBefore`; nil for an entity the
+    /// migration added.
+    public var entitySources: [UInt32?]
+    /// The segment file that holds the record, and the record's offset in it.
+    public var file: String
+    public var offset: Int
+
+    init(
+        _ record: MigrationRecord, sequence: UInt64, time: Date, before: Schema, after: Schema, file: String,
+        offset: Int
+    ) {
+        summary = record.summary(sequence: sequence, date: time)
+        schemaBefore = before
+        schemaAfter = after
+        // Stages chain: each maps its schema's entities to the stage before it.
+        var sources: [UInt32?] = (0..<before.entities.count).map { UInt32($0) }
+        for stage in record.stages {
+            sources = stage.mapping.entities.map { map in map.source.flatMap { sources[$0] } }
+        }
+        entitySources = sources
+        self.file = file
+        self.offset = offset
+    }
+
+    /// The ID the object `id` (of `schemaAfter`) had before the migration; nil for an object of an added entity.
+    public func idBefore(_ id: ObjectID) -> ObjectID? {
+        guard Int(id.entity) < entitySources.count, let source = entitySources[Int(id.entity)] else { return nil }
+        return ObjectID(entity: source, serial: id.serial)
+    }
+
+    /// The ID the object `id` (of `schemaBefore`) has after the migration; nil when its entity was removed.
+    public func idAfter(_ id: ObjectID) -> ObjectID? {
+        entitySources.firstIndex(of: id.entity).map { ObjectID(entity: UInt32($0), serial: id.serial) }
+    }
 }
 
 /// What `JournalReader.verify()` found.
@@ -80,16 +169,21 @@ public struct JournalReader: Sendable {
             checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment)
     }
 
-    /// The schema the store was written with, from the newest readable segment or checkpoint header.
+    /// The schema the store was written with, from the newest readable header: of the segments the manifest names,
+    /// then of the checkpoints, then of other segments. A segment the manifest does not name (a migration that
+    /// crashed before its manifest was written leaves one) may hold a schema the store never had.
     public func schema() throws -> Schema {
         let files = try StoreFiles.list(layer, path)
-        for (id, name) in files.segments.sorted(by: { $0.key > $1.key }) {
+        let live = { (id: UInt64) in files.manifest.map { ($0.firstSegment...$0.lastSegment).contains(id) } ?? true }
+        let segments = files.segments.sorted { $0.key > $1.key }
+        func segmentSchema(_ name: String) throws -> Schema? {
             let file = try layer.open(joinPath(path, name), .read)
             defer { file.close() }
-            if let header = try? readSegmentHeader(file, name: name, size: try file.size()) {
-                _ = id
-                return try SchemaCodec.decode(header.schemaBytes, context: name)
-            }
+            guard let header = try? readSegmentHeader(file, name: name, size: try file.size()) else { return nil }
+            return try SchemaCodec.decode(header.schemaBytes, context: name)
+        }
+        for (id, name) in segments where live(id) {
+            if let schema = try segmentSchema(name) { return schema }
         }
         for (_, name) in files.checkpoints.sorted(by: { $0.key > $1.key }) {
             let file = try layer.open(joinPath(path, name), .read)
@@ -98,39 +192,64 @@ public struct JournalReader: Sendable {
                 return try SchemaCodec.decode(header.schemaBytes, context: name)
             }
         }
+        for (id, name) in segments where !live(id) {
+            if let schema = try segmentSchema(name) { return schema }
+        }
         throw TrellisError(.corrupt, "\(path): no readable segment or checkpoint header to read the schema from")
     }
 
     /// Calls `body` with every valid record of the journal in order, skipping damage, and returns the problems met
-    /// on the way (torn tail, checksum, length, sequence gap, salt, unknown type, missing file…).
+    /// on the way (torn tail, checksum, length, sequence gap, salt, unknown type, missing file…). Each record is
+    /// decoded with the schema it was written with (its segment's), migration records included (`isMigration`).
     @discardableResult
     public func forEachRecord(_ body: (JournalRecord) throws -> Void) throws -> [JournalProblem] {
         let files = try StoreFiles.list(layer, path)
-        let schema = try self.schema()
-        let manifest = try files.manifest ?? inferredManifest(files, schema)
-        let walker = JournalWalk(
-            layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
-        let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
-            let frame = record.frame
-            do {
-                let payload = try frame.payload(file: record.file)
-                let changes = try ChangeSetCodec.decode(
-                    payload, schema: schema, context: "\(record.file) record \(frame.header.sequence)")
-                try body(
-                    JournalRecord(
-                        sequence: frame.header.sequence, time: RecordFrame.date(frame.header.time), changes: changes,
-                        file: record.file, offset: frame.offset, storedBytes: frame.header.storedLength,
-                        uncompressedBytes: frame.header.uncompressedLength, isCompressed: frame.isCompressed))
-                return nil
-            } catch let error as TrellisError where error.code == .corrupt {
-                return JournalProblem(.decode, file: record.file, offset: frame.offset, error.message)
-            }
-        }
-        return outcome.problems
+        let manifest = try files.manifest ?? inferredManifest(files, try schema())
+        return try walkRecords(files, manifest) { record in
+            try body(record)
+            return nil
+        }.problems
     }
 
-    /// Checks everything: the manifest, the checkpoint (every chunk), every record (checksum, sequence, decoding,
-    /// and that it applies to the graph before it), and files the manifest does not reference.
+    /// The migration records the journal holds (those after the checkpoint; older ones were compacted into it and
+    /// live on only in `schema().history`), oldest first. Reads only segment headers and each segment's first record,
+    /// where a migration always is; what does not read is left out (`verify()` reports it).
+    public func migrations() throws -> [JournalMigration] {
+        let files = try StoreFiles.list(layer, path)
+        let manifest = try files.manifest ?? inferredManifest(files, try schema())
+        var before = try? startSchema(files, manifest)
+        var out: [JournalMigration] = []
+        for id in files.segments.keys.sorted() where (manifest.firstSegment...manifest.lastSegment).contains(id) {
+            guard let name = files.segments[id], let file = try? layer.open(joinPath(path, name), .read) else {
+                continue
+            }
+            defer { file.close() }
+            guard let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size),
+                let written = try? SchemaCodec.decode(header.schemaBytes, context: name)
+            else { continue }
+            let base = before ?? written
+            before = written
+            var scanner = FrameScanner(
+                file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: Self.recordTypes)
+            guard case .frame(let frame)? = try? scanner.step(at: header.encoded().count),
+                frame.header.type == RecordType.migration.rawValue,
+                frame.header.sequence > manifest.checkpointSequence,
+                let payload = try? frame.payload(file: name),
+                let record = try? MigrationRecord.decode(payload, base: base, context: name),
+                record.from == base.fingerprint, record.to == written.fingerprint
+            else { continue }
+            out.append(
+                JournalMigration(
+                    record, sequence: frame.header.sequence, time: RecordFrame.date(frame.header.time), before: base,
+                    after: written, file: name, offset: frame.offset))
+        }
+        return out
+    }
+
+    /// Checks everything: the manifest, the checkpoint (every chunk), every record (checksum, sequence, decoding with
+    /// its segment's schema, that a migration starts from the schema before it, and that each record applies to the
+    /// graph before it), that the last segment's schema is the one the records lead to, and files the manifest does
+    /// not reference.
     public func verify() throws -> JournalVerification {
         let files = try StoreFiles.list(layer, path)
         var problems: [JournalProblem] = []
@@ -154,7 +273,7 @@ public struct JournalReader: Sendable {
         for name in files.unreferenced(by: manifest) {
             problems.append(JournalProblem(.orphanFile, file: name, offset: 0, "no manifest references it"))
         }
-        var graph = Graph(schema: schema)
+        var loaded: Graph?
         if manifest.checkpointSequence > 0 {
             let name = JournalFormat.checkpointName(manifest.checkpointSequence)
             if files.checkpoints[manifest.checkpointSequence] == nil {
@@ -163,14 +282,15 @@ public struct JournalReader: Sendable {
                 let file = try layer.open(joinPath(path, name), .read)
                 defer { file.close() }
                 do {
-                    let loaded = try Checkpoint.loadReporting(file, name: name, schema: schema)
-                    graph = loaded.graph
+                    // In the schema it was written with: a migration after it is a record of the journal.
+                    let result = try Checkpoint.loadReporting(file, name: name, schema: nil)
+                    loaded = result.graph
                     // Opening sorts such an index instead and loses nothing, but a right writer never stores one.
-                    if loaded.orders.rejected > 0 {
+                    if result.orders.rejected > 0 {
                         problems.append(
                             JournalProblem(
                                 .decode, file: name, offset: 0,
-                                "\(loaded.orders.rejected) stored index order(s) do not sort their keys; "
+                                "\(result.orders.rejected) stored index order(s) do not sort their keys; "
                                     + "those indexes are rebuilt by sorting on open"))
                     }
                 } catch let problem as JournalProblem {
@@ -178,25 +298,122 @@ public struct JournalReader: Sendable {
                 }
             }
         }
-        let walker = JournalWalk(
-            layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
-        let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
-            do {
-                let payload = try record.frame.payload(file: record.file)
-                let changes = try ChangeSetCodec.decode(
-                    payload, schema: schema, context: "\(record.file) record \(record.frame.header.sequence)")
-                graph = try graph.applying(changes, sequence: record.frame.header.sequence)
-                return nil
-            } catch let error as TrellisError where error.code == .corrupt {
-                return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)
-            }
+        var graph = loaded ?? Graph(schema: firstSegmentSchema(files, manifest) ?? schema)
+        let outcome = try walkRecords(files, manifest) { record in
+            graph = try record.applied(to: graph)
+            return nil
         }
         problems += outcome.problems
+        // The last segment's header holds the newest schema; recovery refuses a store whose records lead elsewhere.
+        if problems.isEmpty, let tail = outcome.tail,
+            let last = try? SchemaCodec.decode(tail.header.schemaBytes, context: tail.name),
+            last.fingerprint != graph.schema.fingerprint
+        {
+            problems.append(
+                JournalProblem(
+                    .schema, file: tail.name, offset: 40,
+                    "the last segment holds schema \(JournalFormat.hex16(last.fingerprint)) where the records lead to "
+                        + JournalFormat.hex16(graph.schema.fingerprint)))
+        }
         var counts: [String: Int] = [:]
-        for (e, entity) in schema.entities.enumerated() { counts[entity.name] = graph.count(entity: UInt32(e)) }
+        for (e, entity) in graph.schema.entities.enumerated() { counts[entity.name] = graph.count(entity: UInt32(e)) }
         return JournalVerification(
             problems: problems, checkpointSequence: manifest.checkpointSequence, records: outcome.records,
             lastSequence: graph.sequence, objectCounts: counts)
+    }
+
+    static let recordTypes: Set<UInt8> = [RecordType.changeSet.rawValue, RecordType.migration.rawValue]
+
+    /// Walks the journal after the checkpoint as recovery reads it, decoding each record for `body`: a commit with
+    /// the schema of its segment, a migration against the schema before it (the checkpoint's, or the previous
+    /// segment's), checked to lead from that schema to its segment's. A decoding failure, or an error `.corrupt`
+    /// thrown by `body`, is a `.decode` problem; a record whose segment's schema no migration leads to is a `.schema`
+    /// problem (once per segment: the rest of the segment is read with its schema).
+    func walkRecords(
+        _ files: StoreFiles, _ manifest: Manifest, _ body: (JournalRecord) throws -> JournalProblem?
+    ) throws -> JournalWalk.Outcome {
+        var current = try? startSchema(files, manifest)
+        var segmentSchemas: [String: Schema] = [:]
+        let walker = JournalWalk(
+            layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
+        return try walker.walk(after: manifest.checkpointSequence) { walked in
+            let frame = walked.frame
+            let sequence = frame.header.sequence
+            let context = "\(walked.file) record \(sequence)"
+            do {
+                let written: Schema
+                if let known = segmentSchemas[walked.file] {
+                    written = known
+                } else {
+                    written = try SchemaCodec.decode(walked.header.schemaBytes, context: walked.file)
+                    segmentSchemas[walked.file] = written
+                }
+                let base = current ?? written
+                current = written
+                let payload = try frame.payload(file: walked.file)
+                var record = JournalRecord(
+                    sequence: sequence, time: RecordFrame.date(frame.header.time), changes: ChangeSet(),
+                    schema: written, migration: nil, file: walked.file, offset: frame.offset,
+                    storedBytes: frame.header.storedLength, uncompressedBytes: frame.header.uncompressedLength,
+                    isCompressed: frame.isCompressed)
+                if frame.header.type == RecordType.migration.rawValue {
+                    let migration = try MigrationRecord.decode(payload, base: base, context: context)
+                    guard migration.from == base.fingerprint, migration.to == written.fingerprint,
+                        migration.stages.last?.schema.fingerprint == written.fingerprint
+                    else {
+                        return JournalProblem(
+                            .schema, file: walked.file, offset: frame.offset,
+                            "a migration from schema \(JournalFormat.hex16(migration.from)) to "
+                                + "\(JournalFormat.hex16(migration.to)) where the store's schema is "
+                                + "\(JournalFormat.hex16(base.fingerprint)) and the segment's "
+                                + JournalFormat.hex16(written.fingerprint))
+                    }
+                    record.migrationRecord = migration
+                    record.migration = JournalMigration(
+                        migration, sequence: sequence, time: record.time, before: base, after: written,
+                        file: walked.file, offset: frame.offset)
+                } else {
+                    guard base.fingerprint == written.fingerprint else {
+                        return JournalProblem(
+                            .schema, file: walked.file, offset: 40,
+                            "written with schema \(JournalFormat.hex16(written.fingerprint)) where the store's "
+                                + "schema is \(JournalFormat.hex16(base.fingerprint)) and no migration record leads "
+                                + "there")
+                    }
+                    record.changes = try ChangeSetCodec.decode(payload, schema: written, context: context)
+                }
+                return try body(record)
+            } catch let error as TrellisError where error.code == .corrupt {
+                return JournalProblem(.decode, file: walked.file, offset: frame.offset, error.message)
+            }
+        }
+    }
+
+    /// The schema the journal after the checkpoint starts from: the checkpoint's, or without one the first live
+    /// segment's (its first record may be a migration away from it), as recovery starts.
+    func startSchema(_ files: StoreFiles, _ manifest: Manifest) throws -> Schema {
+        if manifest.checkpointSequence > 0 {
+            let name = JournalFormat.checkpointName(manifest.checkpointSequence)
+            let file = try layer.open(joinPath(path, name), .read)
+            defer { file.close() }
+            let header = try Checkpoint.header(file, name: name, size: try file.size())
+            return try SchemaCodec.decode(header.schemaBytes, context: name)
+        }
+        guard let schema = firstSegmentSchema(files, manifest) else {
+            throw TrellisError(.corrupt, "\(path): the first segment's header does not read")
+        }
+        return schema
+    }
+
+    private func firstSegmentSchema(_ files: StoreFiles, _ manifest: Manifest) -> Schema? {
+        guard let name = files.segments[manifest.firstSegment],
+            let file = try? layer.open(joinPath(path, name), .read)
+        else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size) else {
+            return nil
+        }
+        return try? SchemaCodec.decode(header.schemaBytes, context: name)
     }
 
     /// Without a readable manifest, the segments present (lowest to highest id) and the newest checkpoint stand in.
