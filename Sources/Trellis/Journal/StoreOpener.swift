@@ -22,9 +22,11 @@ enum StoreOpener {
                 throw TrellisError(.io, "there is no store at \(directory) to open read-only")
             }
             let recovered = try readWithoutLock(layer: layer, directory: directory, options: options)
-            // A read-only open migrates in memory only: the files stay as they are.
-            let migrated = try SchemaMigrator.run(recovered.graph, plan: plan)
-            return OpenedStore(graph: migrated.graph, journal: nil, report: recovered.report, needsRewrite: false)
+            // A read-only open migrates in memory only: the files stay as they are, and so does the sequence number
+            // (the migration is no commit on disk).
+            var graph = try SchemaMigrator.run(recovered.graph, plan: plan).graph
+            graph.sequence = recovered.graph.sequence
+            return OpenedStore(graph: graph, journal: nil, report: recovered.report, needsRewrite: false)
         }
         try layer.createDirectory(directory)
         let lock = try layer.lockExclusively(joinPath(directory, JournalFormat.lockName))
@@ -61,7 +63,8 @@ enum StoreOpener {
                 return OpenedStore(
                     graph: migrated.graph, journal: journal, report: report, needsRewrite: recovered.needsRewrite)
             }
-            return try create(directory: directory, schema: plan.target, options: options, layer: layer, lock: lock)
+            return try create(
+                directory: directory, schema: plan.creationSchema, options: options, layer: layer, lock: lock)
         } catch {
             lock.release()
             throw error

@@ -147,6 +147,18 @@ struct ResolvedMigrationPlan: Sendable {
     }
 
     var target: Schema { versions[versions.count - 1].schema }
+
+    /// The schema a new store starts with: the last version, and, for a plan with version identifiers, a first
+    /// history entry that records which version it was created at (two versions of the same structure, with a custom
+    /// stage between them, are told apart by the history).
+    var creationSchema: Schema {
+        let last = versions[versions.count - 1]
+        guard !last.identifier.isEmpty else { return last.schema }
+        let created = SchemaMigration(
+            sequence: 0, date: Date(), fromFingerprint: 0, toFingerprint: last.schema.fingerprint,
+            toVersion: last.identifier, steps: ["created at version \(last.identifier)"])
+        return last.schema.withHistory([created])
+    }
 }
 
 extension Store {

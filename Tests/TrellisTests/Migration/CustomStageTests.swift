@@ -123,3 +123,76 @@ enum ContactsPlan: SchemaMigrationPlan {
         try store.close()
     }
 }
+
+/// Two versions of one structure, with code between them: only the recorded version tells them apart.
+enum RatingsV1: VersionedSchema {
+    static let versionIdentifier = "r1"
+    static func makeSchema() throws -> Schema {
+        try Schema([EntityDescription("Film", attributes: [AttributeDescription("stars", .int, default: 1)])])
+    }
+}
+
+enum RatingsV2: VersionedSchema {
+    static let versionIdentifier = "r2"
+    static func makeSchema() throws -> Schema { try RatingsV1.makeSchema() }
+}
+
+enum RatingsPlanV1: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [RatingsV1.self] }
+    static var stages: [MigrationStage] { [] }
+}
+
+enum RatingsPlanV2: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [RatingsV1.self, RatingsV2.self] }
+    static var stages: [MigrationStage] {
+        [
+            .custom(fromVersion: RatingsV1.self, toVersion: RatingsV2.self) { context in
+                for id in try context.old.fetch(DynamicQuery("Film")) {
+                    try context.transaction.set(id, "stars", .int(100))
+                }
+            }
+        ]
+    }
+}
+
+@Suite struct RecordedVersionTests {
+    @Test func aStoreCreatedWithAPlanRecordsItsVersionSoALaterStageOfTheSameStructureRuns() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, migrationPlan: RatingsPlanV1.self)
+            #expect(store.schema.history.map(\.toVersion) == ["r1"])
+            try store.write { tx in _ = try tx.insert("Film", [:]) }
+            try store.close()
+        }
+        let store = try Store(directory: directory, migrationPlan: RatingsPlanV2.self)
+        let film = try store.snapshot.fetch(DynamicQuery("Film"))[0]
+        #expect(try store.snapshot.value(film, "stars") == .int(100))
+        #expect(store.schema.history.map(\.toVersion) == ["r1", "r2"])
+        try store.close()
+        // Recorded at r2 now: the stage does not run again.
+        let again = try Store(directory: directory, migrationPlan: RatingsPlanV2.self)
+        #expect(again.schema.history.count == 2)
+        try again.close()
+    }
+
+    @Test func aReadOnlyOpenMigratesInMemoryWithoutMovingTheSequence() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory, schema: try MigrationFixtures.v1())
+        try MigrationFixtures.seed(store)
+        let sequence = store.snapshot.sequence
+        try store.close()
+        let before = try MigrationFixtures.files(directory)
+        var entities = MigrationFixtures.v1Entities
+        entities[1].attributes.append(AttributeDescription("score", .double, default: 2))
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try Store(directory: directory, schema: Schema(entities), options: options)
+        #expect(reader.snapshot.sequence == sequence)
+        let person = try reader.snapshot.fetch(DynamicQuery("Person"))[0]
+        #expect(try reader.snapshot.value(person, "score") == .double(2))
+        try reader.close()
+        #expect(try MigrationFixtures.files(directory) == before)
+    }
+}
