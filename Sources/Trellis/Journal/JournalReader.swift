@@ -80,14 +80,16 @@ public struct JournalReader: Sendable {
             checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment)
     }
 
-    /// The schema the store was written with, from the newest readable segment or checkpoint header.
+    /// The schema the store was written with, from the newest readable segment or checkpoint header. With a readable
+    /// manifest, segments after its last one are not the store's (a migration that crashed before its manifest switch
+    /// leaves one holding a schema the store never had) and are passed over.
     public func schema() throws -> Schema {
         let files = try StoreFiles.list(layer, path)
-        for (id, name) in files.segments.sorted(by: { $0.key > $1.key }) {
+        let last = files.manifest?.lastSegment ?? .max
+        for (id, name) in files.segments.sorted(by: { $0.key > $1.key }) where id <= last {
             let file = try layer.open(joinPath(path, name), .read)
             defer { file.close() }
             if let header = try? readSegmentHeader(file, name: name, size: try file.size()) {
-                _ = id
                 return try SchemaCodec.decode(header.schemaBytes, context: name)
             }
         }
@@ -154,7 +156,9 @@ public struct JournalReader: Sendable {
         for name in files.unreferenced(by: manifest) {
             problems.append(JournalProblem(.orphanFile, file: name, offset: 0, "no manifest references it"))
         }
-        var graph = Graph(schema: schema)
+        // As recovery does: the checkpoint and each segment are read with the schema they were written with, and a
+        // migration record moves the graph from one to the next.
+        var graph: Graph?
         if manifest.checkpointSequence > 0 {
             let name = JournalFormat.checkpointName(manifest.checkpointSequence)
             if files.checkpoints[manifest.checkpointSequence] == nil {
@@ -163,7 +167,7 @@ public struct JournalReader: Sendable {
                 let file = try layer.open(joinPath(path, name), .read)
                 defer { file.close() }
                 do {
-                    let loaded = try Checkpoint.loadReporting(file, name: name, schema: schema)
+                    let loaded = try Checkpoint.loadReporting(file, name: name, schema: nil)
                     graph = loaded.graph
                     // Opening sorts such an index instead and loses nothing, but a right writer never stores one.
                     if loaded.orders.rejected > 0 {
@@ -180,23 +184,66 @@ public struct JournalReader: Sendable {
         }
         let walker = JournalWalk(
             layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
+        var segmentSchemas: [String: Schema] = [:]
         let outcome = try walker.walk(after: manifest.checkpointSequence) { record in
+            let sequence = record.frame.header.sequence
+            let context = "\(record.file) record \(sequence)"
             do {
+                let written: Schema
+                if let known = segmentSchemas[record.file] {
+                    written = known
+                } else {
+                    written = try SchemaCodec.decode(record.header.schemaBytes, context: record.file)
+                    segmentSchemas[record.file] = written
+                }
+                let before = graph ?? Graph(schema: firstSegmentSchema(files, manifest) ?? written)
                 let payload = try record.frame.payload(file: record.file)
-                let changes = try ChangeSetCodec.decode(
-                    payload, schema: schema, context: "\(record.file) record \(record.frame.header.sequence)")
-                graph = try graph.applying(changes, sequence: record.frame.header.sequence)
+                if record.frame.header.type == RecordType.migration.rawValue {
+                    let migration = try MigrationRecord.decode(payload, base: before.schema, context: context)
+                    guard migration.from == before.schema.fingerprint, migration.to == written.fingerprint else {
+                        return JournalProblem(
+                            .schema, file: record.file, offset: record.frame.offset,
+                            "a migration from schema \(JournalFormat.hex16(migration.from)) to "
+                                + "\(JournalFormat.hex16(migration.to)) where the store's schema is "
+                                + "\(JournalFormat.hex16(before.schema.fingerprint)) and the segment's "
+                                + "\(JournalFormat.hex16(written.fingerprint))")
+                    }
+                    graph = try migration.apply(to: before, sequence: sequence)
+                    return nil
+                }
+                guard written.fingerprint == before.schema.fingerprint else {
+                    return JournalProblem(
+                        .schema, file: record.file, offset: 40,
+                        "written with schema \(JournalFormat.hex16(written.fingerprint)) where the store's schema is "
+                            + "\(JournalFormat.hex16(before.schema.fingerprint)) and no migration record leads there")
+                }
+                let changes = try ChangeSetCodec.decode(payload, schema: before.schema, context: context)
+                graph = try before.applying(changes, sequence: sequence)
                 return nil
             } catch let error as TrellisError where error.code == .corrupt {
                 return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)
             }
         }
         problems += outcome.problems
+        let final = graph ?? Graph(schema: schema)
         var counts: [String: Int] = [:]
-        for (e, entity) in schema.entities.enumerated() { counts[entity.name] = graph.count(entity: UInt32(e)) }
+        for (e, entity) in final.schema.entities.enumerated() { counts[entity.name] = final.count(entity: UInt32(e)) }
         return JournalVerification(
             problems: problems, checkpointSequence: manifest.checkpointSequence, records: outcome.records,
-            lastSequence: graph.sequence, objectCounts: counts)
+            lastSequence: final.sequence, objectCounts: counts)
+    }
+
+    /// The schema in the header of the manifest's first segment: where a store without a checkpoint starts (its
+    /// first record may be a migration away from it). Nil when that header cannot be read.
+    private func firstSegmentSchema(_ files: StoreFiles, _ manifest: Manifest) -> Schema? {
+        guard let name = files.segments[manifest.firstSegment],
+            let file = try? layer.open(joinPath(path, name), .read)
+        else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size) else {
+            return nil
+        }
+        return try? SchemaCodec.decode(header.schemaBytes, context: name)
     }
 
     /// Without a readable manifest, the segments present (lowest to highest id) and the newest checkpoint stand in.
