@@ -5,16 +5,34 @@ import Trellis
 ///
 ///     trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]
 ///     trellis-crashtest repair --dir PATH
+///     trellis-crashtest notes --dir PATH [--add TEXT]
+///     trellis-crashtest seed-contacts --dir PATH [--people N]
+///     trellis-crashtest migrate-contacts --dir PATH
+///     trellis-crashtest dump --dir PATH
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
 /// straight to the descriptor, so a line printed is a line the parent can read even after SIGKILL), `compacted N`
 /// after each compaction, and `closed N` at the end. `repair` opens with salvage (which rewrites a damaged store) and
-/// prints `repaired K`. Errors print `error: …` and exit 1; a usage error exits 64.
+/// prints `repaired K`.
+///
+/// The migration commands (see `ContactsFixture`): `notes` opens a store of `Note` model objects, saves one more note
+/// with `--add`, and prints them all (`NotesCommand`). `seed-contacts` creates the v1 contacts store of the migration
+/// tests (150 people unless `--people`) and prints `seeded K`. `migrate-contacts` opens a v1 contacts store with the
+/// v2 schema (a migration), printing `opening` before and `migrated K` after the open returns, then `closed K` and
+/// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
+/// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
+/// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
+///
+/// Errors print `error: …` and exit 1; a usage error exits 64.
 struct CrashTestCommand {
     enum Action: String {
         case run
         case repair
+        case notes
+        case seedContacts = "seed-contacts"
+        case migrateContacts = "migrate-contacts"
+        case dump
     }
 
     var action: Action
@@ -23,10 +41,16 @@ struct CrashTestCommand {
     var compactEvery = 0
     var segmentBytes = 64 << 20
     var salvage = false
+    var add: String?
+    var people = ContactsFixture.people
 
     static let usage =
         "usage: trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]\n"
-        + "       trellis-crashtest repair --dir PATH"
+        + "       trellis-crashtest repair --dir PATH\n"
+        + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
+        + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
+        + "       trellis-crashtest migrate-contacts --dir PATH\n"
+        + "       trellis-crashtest dump --dir PATH"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -46,6 +70,10 @@ struct CrashTestCommand {
             case "--compact-every": compactEvery = try number(flag)
             case "--segment-bytes": segmentBytes = try number(flag)
             case "--salvage": salvage = true
+            case "--add":
+                guard let text = rest.popFirst() else { throw UsageError("--add needs a text") }
+                add = text
+            case "--people": people = try number(flag)
             default: throw UsageError("unknown option \(flag)")
             }
         }
@@ -57,6 +85,10 @@ struct CrashTestCommand {
         switch action {
         case .run: try run()
         case .repair: try repair()
+        case .notes: try NotesCommand.run(directory: directory, adding: add)
+        case .seedContacts: try seedContacts()
+        case .migrateContacts: try migrateContacts()
+        case .dump: try dump()
         }
     }
 
@@ -85,6 +117,33 @@ struct CrashTestCommand {
             directory: directory, schema: CrashWorkload.schema, options: StoreOptions(recovery: .salvage))
         try store.close()
         say("repaired \(store.snapshot.sequence)")
+    }
+}
+
+extension CrashTestCommand {
+    private func seedContacts() throws {
+        let store = try Store(directory: directory, schema: ContactsFixture.v1)
+        try ContactsFixture.seed(store, people: people)
+        try store.close()
+        say("seeded \(store.snapshot.sequence)")
+    }
+
+    private func migrateContacts() throws {
+        let start = ProcessInfo.processInfo.systemUptime
+        say("opening")
+        let store = try Store(directory: directory, schema: ContactsFixture.v2)
+        say("migrated \(store.snapshot.sequence)")
+        let opened = ProcessInfo.processInfo.systemUptime - start
+        try store.close()
+        say("closed \(store.snapshot.sequence)")
+        say("took \(Int(opened * 1_000_000)) \(Int((ProcessInfo.processInfo.systemUptime - start) * 1_000_000))")
+    }
+
+    private func dump() throws {
+        let schema = try JournalReader(directory: directory).schema()
+        let store = try Store(directory: directory, schema: schema, options: StoreOptions(readOnly: true))
+        for line in try ContactsFixture.dump(store.snapshot) { say(line) }
+        try store.close()
     }
 }
 

@@ -81,7 +81,8 @@ struct MigrationPlanner {
         // Stored entities keep their numbers: a removed one stays as a retired placeholder (no properties, no
         // objects), so the numbers after it, and the IDs of their objects, do not change.
         for (s, old) in storedEntities.enumerated() {
-            guard let g = entitySources.firstIndex(of: s) else {
+            // A schema read from a store (the `trellis` tool's) holds the retired placeholders itself.
+            guard let g = entitySources.firstIndex(of: s), !givenEntities[g].isRetired else {
                 if !old.isRetired {
                     steps.append(
                         MigrationStep(.removeEntity, entity: old.name, detail: "remove entity", objects: counts[s]))
@@ -107,7 +108,9 @@ struct MigrationPlanner {
             aligned.append(entityOut)
             maps.append(map)
         }
-        for (g, entity) in givenEntities.enumerated() where entitySources[g] == nil { addNew(entity, source: nil) }
+        for (g, entity) in givenEntities.enumerated() where entitySources[g] == nil && !entity.isRetired {
+            addNew(entity, source: nil)
+        }
         let schema: Schema
         do {
             schema = try Schema(aligned).withHistory(stored.history)

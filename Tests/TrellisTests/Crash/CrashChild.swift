@@ -51,9 +51,12 @@ struct CrashChild {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
-        if let killAfter, ended.wait(timeout: .now() + killAfter) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            ended.wait()
+        if let killAfter {
+            // A child that ends before the kill has already signalled `ended`: waiting for it again would hang.
+            if ended.wait(timeout: .now() + killAfter) == .timedOut {
+                kill(process.processIdentifier, SIGKILL)
+                ended.wait()
+            }
         } else if ended.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             ended.wait()
