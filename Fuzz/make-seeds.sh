@@ -11,6 +11,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bin" run --dir "$work/a" --commits 10 --compact-every 6 >/dev/null   # checkpoint 6, records 7…10
 "$bin" run --dir "$work/b" --commits 6 >/dev/null                      # segment 1, records 1…6
+"$bin" seed-contacts --dir "$work/c" --people 12 >/dev/null            # segment 1, record 1 (schema v1)
+"$bin" migrate-contacts --dir "$work/c" >/dev/null                     # segment 2, record 2: a migration to v2
+# Segments end in the space the writer reserved (zeros); a seed keeps only their frames, so that a directory entry's
+# 16-bit length holds them and the fuzzer's mutations land on records.
+trim() {
+    python3 - "$@" <<'PY'
+import struct, sys
+for path in sys.argv[1:]:
+    data = open(path, 'rb').read()
+    offset = struct.unpack_from('<I', data, 12)[0]
+    while offset + 32 <= len(data) and data[offset:offset + 8] != bytes(8):
+        offset += (32 + struct.unpack_from('<I', data, offset + 4)[0] + 7) & ~7
+    open(path, 'wb').write(data[:offset])
+PY
+}
+trim "$work"/a/segment-*.trj "$work"/b/segment-*.trj "$work"/c/segment-*.trj
 out="$root/Fuzz/corpus"
 rm -rf "$out"
 mkdir -p "$out"
@@ -37,4 +53,11 @@ seed segment-after-checkpoint 2 "$work/a"/segment-*.trj
     entry 2 "$work/a/segment-0000000000000002.trj"
 } >"$work/directory"
 seed directory 3 "$work/directory"
+seed segment-with-migration 2 "$work/c/segment-0000000000000002.trj"
+{
+    entry 0 "$work/c/MANIFEST"
+    entry 1 "$work/c/segment-0000000000000001.trj"
+    entry 2 "$work/c/segment-0000000000000002.trj"
+} >"$work/migrated"
+seed directory-migrated 3 "$work/migrated"
 ls -l "$out"
