@@ -75,3 +75,59 @@ enum JournalAppV2 {
         try store.close()
     }
 }
+
+/// A relationship declared on one side only gets a hidden inverse named after its entity and property
+/// (`Entry.shelf`); renaming either renames the hidden inverse, which is matched through its pair.
+enum HiddenInverseV1 {
+    final class Entry: Model {
+        @Attribute var title = ""
+        @Relationship var shelf: Shelf?
+    }
+
+    final class Shelf: Model {
+        @Attribute var label = ""
+    }
+}
+
+enum HiddenInverseV2 {
+    final class Memo: Model {
+        override class var originalEntityName: String? { "Entry" }
+        @Attribute var title = ""
+        @Relationship(originalName: "shelf") var box: Shelf?
+    }
+
+    final class Shelf: Model {
+        @Attribute var label = ""
+    }
+}
+
+@Suite struct HiddenInverseMigrationTests {
+    @Test func aHiddenInverseFollowsTheRenameOfItsPair() throws {
+        let directory = MigrationFixtures.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(
+                directory: directory, models: [HiddenInverseV1.Entry.self, HiddenInverseV1.Shelf.self])
+            #expect(store.schema.entities[1].relationships.map(\.name) == ["Entry.shelf"])
+            let context = ModelContext(store)
+            let shelf = HiddenInverseV1.Shelf()
+            context.insert(shelf)
+            for i in 0..<3 {
+                let entry = HiddenInverseV1.Entry()
+                entry.title = "e\(i)"
+                entry.shelf = shelf
+                context.insert(entry)
+            }
+            try context.save()
+            try store.close()
+        }
+        let store = try Store(directory: directory, models: [HiddenInverseV2.Memo.self, HiddenInverseV2.Shelf.self])
+        #expect(store.schema.entities[1].relationships.map(\.name) == ["Memo.box"])
+        #expect(
+            store.schema.history.last?.steps.contains { $0.contains("rename relationship 'Entry.shelf' to 'Memo.box'") }
+                == true)
+        let shelf = try store.snapshot.fetch(DynamicQuery("Shelf"))[0]
+        #expect(try store.snapshot.targets(shelf, "Memo.box").count == 3)
+        try store.close()
+    }
+}
