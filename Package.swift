@@ -19,9 +19,30 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The library's layers, each importing only those below it (`.ci/check-layers.py` keeps it so):
+        // TrellisCore ◂ TrellisGraph ◂ TrellisJournal ◂ TrellisStore ◂ Trellis (the umbrella apps import).
+        .target(
+            name: "TrellisCore",
+            path: "Sources/TrellisCore"
+        ),
+        .target(
+            name: "TrellisGraph",
+            dependencies: ["TrellisCore"],
+            path: "Sources/TrellisGraph"
+        ),
+        .target(
+            name: "TrellisJournal",
+            dependencies: ["TrellisCore", "TrellisGraph", "CZlib"],
+            path: "Sources/TrellisJournal"
+        ),
+        .target(
+            name: "TrellisStore",
+            dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal"],
+            path: "Sources/TrellisStore"
+        ),
         .target(
             name: "Trellis",
-            dependencies: ["CZlib"],
+            dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
         .executableTarget(
@@ -43,7 +64,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TrellisTests",
-            dependencies: ["Trellis", "trellis-crashtest"],
+            dependencies: [
+                "Trellis", "TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "trellis-crashtest",
+            ],
             path: "Tests/TrellisTests",
             exclude: ["Crash/README.md", "Fixtures"]
         ),

@@ -1,3 +1,8 @@
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+
 /// Makes the checksums of a damaged file right again, so that the fuzzer's mutations get past the CRCs and reach the
 /// parsers behind them (schema, change sets, checkpoint rows, lengths). Without this almost every mutation would end
 /// at the first checksum.

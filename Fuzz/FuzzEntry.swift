@@ -1,7 +1,8 @@
 // libFuzzer's entry point for the journal, checkpoint and manifest readers (case 20 of the crash matrix).
 //
-// This folder is not a SwiftPM target: `run-fuzz.sh` compiles it together with the library's sources (one module, so
-// the internal readers are reachable) with `-sanitize=fuzzer`. See `FuzzInput` for how an input is laid out.
+// This folder is not a SwiftPM target: `run-fuzz.sh` compiles the library's modules with testing enabled (so the
+// files here reach the internal readers through `@testable import`) and this folder on top, all with
+// `-sanitize=fuzzer`. See `FuzzInput` for how an input is laid out.
 
 @c(LLVMFuzzerTestOneInput)
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

@@ -1,3 +1,8 @@
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+
 /// How the fuzzer's bytes are read:
 ///
 ///     byte 0   target: 0 manifest, 1 checkpoint, 2 segment, 3 a whole store directory

@@ -1,5 +1,10 @@
 import Foundation
 
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+
 /// Feeds one fuzz input to the readers: the manifest parser, the checkpoint loader, the segment walk (through
 /// `JournalReader` and recovery under every policy), or a whole store directory, which is also opened for writing
 /// (salvage rewrites it) on a simulated disk. Every outcome but a crash, a hang or a huge allocation is fine.

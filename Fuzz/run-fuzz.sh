@@ -3,19 +3,27 @@
 #
 # Usage: Fuzz/run-fuzz.sh [seconds]     (default 60; the release check runs 1800)
 #
-# Builds Fuzz/*.swift together with the library's sources as one module with `-sanitize=fuzzer` (no flags reach the
-# package's own targets), then runs from the seeds in Fuzz/corpus. New inputs go to .build/fuzz/corpus, crashes to
+# Builds the library's modules in layer order (each with testing enabled, so that Fuzz/*.swift reaches the internal
+# readers through `@testable import`), then Fuzz/*.swift on top, all with `-sanitize=fuzzer` (no flags reach the
+# package's own targets), and runs from the seeds in Fuzz/corpus. New inputs go to .build/fuzz/corpus, crashes to
 # .build/fuzz/crash-*. A single allocation over 256 MB or a resident size over 1 GB counts as a failure, as does an
 # input that runs longer than 10 seconds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 work=${TRELLIS_FUZZ_WORK:-$root/.build/fuzz}
-mkdir -p "$work/corpus"
-swiftc -sanitize=fuzzer -O -parse-as-library -module-name Trellis -swift-version 6 \
-    -I "$root/Sources/CZlib" -lz \
-    $(find "$root/Sources/Trellis" -name '*.swift' | sort) "$root"/Fuzz/*.swift \
-    -o "$work/fuzz-readers"
+modules="$work/modules"
+mkdir -p "$work/corpus" "$modules"
+flags=(-sanitize=fuzzer -O -parse-as-library -swift-version 6 -package-name trellis -I "$root/Sources/CZlib" -I "$modules")
+objects=()
+# The layers, lowest first, as in Package.swift and .ci/check-layers.py.
+for module in TrellisCore TrellisGraph TrellisJournal TrellisStore; do
+    swiftc "${flags[@]}" -wmo -enable-testing -module-name "$module" \
+        -emit-module -emit-module-path "$modules/$module.swiftmodule" -c -o "$modules/$module.o" \
+        $(find "$root/Sources/$module" -name '*.swift' | sort)
+    objects+=("$modules/$module.o")
+done
+swiftc "${flags[@]}" -module-name FuzzReaders -lz "${objects[@]}" "$root"/Fuzz/*.swift -o "$work/fuzz-readers"
 # libFuzzer, not Swift's backtracer, must see a trap, so that it saves the input as .build/fuzz/crash-*.
 export SWIFT_BACKTRACE=enable=no
 exec "$work/fuzz-readers" "$work/corpus" "$root/Fuzz/corpus" \

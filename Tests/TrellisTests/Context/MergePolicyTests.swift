@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Issue 5's "must show" 4: two contexts edit the same object; each merge policy gives its documented result.
 @Suite struct MergePolicyTests {

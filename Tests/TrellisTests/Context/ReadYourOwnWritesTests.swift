@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Invariant 10 and issue 5's "must show" 2: a context's fetches, counts and aggregates see its pending inserts and
 /// updates and never its pending deletes, with sort, offset and limit applied after the merge.

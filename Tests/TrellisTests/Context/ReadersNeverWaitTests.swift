@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Issue 5's "must show" 1, the seed-000 scenario: the view context fetches in a loop on the main actor while a
 /// background context saves a 100,000-object import and then deletes a 111,111-folder hierarchy by cascade. The

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Issue 5's "must show" 3 (the seed-002 scenario): what a background context saves appears in the view context with
 /// no merge code, and the change report names it.

@@ -1,4 +1,7 @@
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The M harness of the crash matrix: byte-level damage to real store files, in the manner of LevelDB's log tests
 /// (`ShrinkSize`, `IncrementByte`, `FixChecksum`).

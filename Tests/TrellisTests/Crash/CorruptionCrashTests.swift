@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Matrix cases 4, 5 and 6: damage that a crash cannot explain (valid records follow it) is refused, named by file,

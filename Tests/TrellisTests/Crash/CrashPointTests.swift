@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Matrix case 13 (harness K): the child kills itself at each named point of the write paths (`CrashPoints`), at

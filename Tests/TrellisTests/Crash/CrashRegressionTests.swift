@@ -2,7 +2,10 @@ import Dispatch
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Bugs the crash suite found in the journal, each kept as the case that found it.

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Matrix case 18 (harness M): a truncated manifest, a manifest with a bad checksum, a manifest naming a missing

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Matrix case 20, the deterministic part (the fuzzer is `Fuzz/run-fuzz.sh`): the manifest, checkpoint and segment

@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Work handed to another thread is done once, by whoever gets to it first: the queue's thread, or the thread that
 /// waits for the result while the queue is still busy with earlier work.

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Large commits take the batched paths (rows a leaf at a time, one index merge per index, one walk for unique
 /// checks); these tests hold them to the one-object-at-a-time paths and to the errors those report.

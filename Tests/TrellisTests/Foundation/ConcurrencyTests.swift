@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite struct ConcurrencyTests {
     /// Four reader threads read continuously while one writer commits 2,000 transfers between accounts; every

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite struct ConstraintTests {
     private func commitError(_ store: Store, _ build: (inout Transaction) throws -> Void) throws -> TrellisError? {

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// `Graph.object(_:)` reads an object in place with one lookup: every typed read gives what `value(_:_:)` gives.
 @Suite struct ObjectReadTests {

@@ -1,6 +1,9 @@
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite struct ReplayTests {
     /// Every commit's resolved change set, applied to the version before it, rebuilds exactly the version the commit

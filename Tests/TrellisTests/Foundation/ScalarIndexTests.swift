@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Single required numbers, dates and booleans are indexed by 16-byte encoded keys; these tests prove the encoded
 /// order and every kind of query bound select exactly what `Value`'s own order selects.

@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The two pieces of bookkeeping every insert goes through: the store's serial counters and a transaction's map from
 /// object to position.

@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite struct VersionReclaimerTests {
     /// Each commit hands the version it replaced to the reclaimer, which keeps at most `limit` of them and lets them

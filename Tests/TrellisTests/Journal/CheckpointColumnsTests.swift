@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Format version 2 checkpoints: random graphs with every attribute type, nulls, holes in the serials and dangling
 /// relationship ends load back equal (object for object, index for index) through the columnar chunks and the bulk

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Format version 3 stores the order of each index whose order is not serial order (record type 5), and loading builds
 /// such an index by putting its keys in their places instead of sorting them. These tests prove the stored order is

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// A store written by the last build of format version 3 (see Fixtures/README.md) opens with this build: its

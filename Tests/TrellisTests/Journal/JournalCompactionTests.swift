@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Compaction blocks no one: while the checkpoint is being written, readers read and the writer commits (durably),
 /// and afterwards the store reopens equal from the checkpoint and the journal after it, with the old segments gone.

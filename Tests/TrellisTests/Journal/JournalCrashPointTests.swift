@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The F harness at work on the protocols that must be atomic: a crash after any prefix of a compaction's (or a
 /// rotation's) operations, with or without the unsynced data and directory entries, reopens to the same objects.

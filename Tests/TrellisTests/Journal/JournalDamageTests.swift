@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Damage that a crash cannot explain is refused by default, named by file, offset and class; salvage keeps the rest.
 @Suite struct JournalDamageTests {

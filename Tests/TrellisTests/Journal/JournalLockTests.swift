@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// One writer per store directory: a second writer, in this process or another, gets a clear `.locked` error;
 /// read-only opens take no lock.

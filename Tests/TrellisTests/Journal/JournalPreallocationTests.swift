@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Small durable commits are appended into space the writer reserved ahead of them (`posix_fallocate`), so their
 /// syncs commit no new file size. Zeros after a segment's last record read as its end (not damage), whether the store

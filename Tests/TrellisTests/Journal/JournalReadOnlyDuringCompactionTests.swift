@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite struct JournalReadOnlyDuringCompactionTests {
     /// A read-only open takes no lock, so a writer may compact while it reads and delete the segment it was about to

@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Replay equals live: what a reopened store recovers is, object for object, what the live store held.
 @Suite struct JournalReplayTests {

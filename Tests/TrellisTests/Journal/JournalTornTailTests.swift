@@ -2,7 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// A crash in the middle of an append leaves a torn tail: recovery drops it (backed up), reports the bytes, and the
 /// store holds exactly the commits before it.

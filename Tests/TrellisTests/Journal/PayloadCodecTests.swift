@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The fast change-set codec (`PayloadWriter`, `PayloadReader`) against a straightforward reference written with
 /// `ByteWriter` and `ByteReader`: the same bytes out, the same change sets and the same errors back.

@@ -3,7 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Large records are deflated in pieces on several threads and joined into one zlib stream; inflate must read it
 /// back byte for byte, with its Adler-32 check, whatever the number of pieces.

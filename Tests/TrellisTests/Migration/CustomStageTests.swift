@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Version 1: the fixtures' contacts. Version 2 splits `name` into `first` and `last` (custom code). Version 3 merges
 /// Team into Person as a `teamTitle` attribute and removes Team (custom code).

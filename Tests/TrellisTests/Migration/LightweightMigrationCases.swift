@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Each inferred (lightweight) step as data: how version 2 changes the fixtures' v1 entities, and what must hold in a
 /// store migrated to it (`people`: the seeded people's IDs in order). `LightweightMigrationTests` runs each in one

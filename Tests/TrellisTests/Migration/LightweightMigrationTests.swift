@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Each inferred (lightweight) step (`LightweightCase`): a v1 store reopened with a v2 schema keeps its objects,
 /// values, relationships and IDs, and the migration survives another reopen (it is in the journal, not only in memory).

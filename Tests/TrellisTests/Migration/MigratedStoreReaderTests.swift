@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// `JournalReader` (what `trellis verify`, `info`, `dump` and `repair` stand on) reads a migrated store as recovery
 /// does: each segment with the schema it was written with, migration records applied, a checkpoint from before a

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 @testable import trellis_crashtest
 
 /// Design invariants 11 and 12 across processes: a store written by one process opens in another whose model classes

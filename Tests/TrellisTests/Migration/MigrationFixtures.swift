@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// A small contacts model in its first version, with data, for migration tests: people with a name, an age (Int32)
 /// and an optional nickname, each in a team (to-one, inverse to-many), teams with a unique title.

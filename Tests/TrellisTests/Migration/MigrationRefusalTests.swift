@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// What a migration refuses, and that a refusal names every offending change or object and leaves the store's files
 /// byte for byte as they were; and what is no change at all.

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The typed spelling of renames: `@Attribute(originalName:)`, `@Relationship(originalName:)` and a class's
 /// `originalEntityName`, as SwiftData and Core Data users declare them.

@@ -1,6 +1,9 @@
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Readers on other tasks hold a version (the collections are `Sendable`) while the writer goes on changing its own
 /// copy: what each reader sees is exactly the version it was handed.

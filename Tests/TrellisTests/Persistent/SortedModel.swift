@@ -1,4 +1,7 @@
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The reference a `SortedTree` is checked against: a sorted array of keys beside a dictionary of values, with range
 /// arithmetic done by plain binary search.

@@ -1,6 +1,9 @@
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 @Suite("SortedTree against a sorted-array model")
 struct SortedTreeModelTests {

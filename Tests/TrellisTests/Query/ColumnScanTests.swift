@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The column path (`ColumnPredicate` masks over leaves) selects exactly what `QueryEvaluator` selects row by row:
 /// 400 random predicates over nullable bool, integer, double and date columns with negative numbers, ±0, infinities,

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// The name-based twin of `FetchDescriptor` finds the same objects, with the same indexes, for tools and migrations.
 @Suite struct DynamicQueryTests {

@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Issue 5's "must show" 6, first half: `explain` shows which index a fetch uses for equality, range, `IN`, unique and
 /// compound-index predicates, and predicates the planner cannot use still give the right answer.

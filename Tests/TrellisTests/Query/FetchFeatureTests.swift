@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Fetch variants beyond plain object fetches: lazy batches, IDs, property dictionaries, grouped aggregates,
 /// relationship paths in predicates, fallback sorts, and reading without pending changes.

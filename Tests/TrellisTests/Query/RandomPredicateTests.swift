@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Issue 5's "must show" 6, second half: every query's results equal a brute-force filter (Foundation evaluating the
 /// same predicate over plain values) on 10,000 random objects, for 240 random predicates, half of them run in a

@@ -1,6 +1,9 @@
 import Foundation
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 enum Fixtures {
     /// Folders in a tree (cascade down, nullify up), notes in folders, tags shared by notes, an account that denies

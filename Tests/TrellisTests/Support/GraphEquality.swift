@@ -1,4 +1,7 @@
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Compares two graphs object for object, and also their sequence numbers (which `Graph.differences(from:)` leaves
 /// out, since a replay may number the same contents differently).

@@ -1,6 +1,9 @@
 import Foundation
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// A schema and a random workload that exercises everything the journal must carry: every value type, to-one and
 /// to-many relationships, cascades, nullify, and no-action deletes that leave dangling targets.

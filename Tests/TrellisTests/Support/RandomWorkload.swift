@@ -1,6 +1,9 @@
 import Foundation
 
-@testable import Trellis
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
 
 /// Random transactions over the outline schema: inserts, updates, relationship edits and deletes (with cascades),
 /// including ones the store must refuse. Deterministic for a seed.

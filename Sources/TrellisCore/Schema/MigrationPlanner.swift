@@ -1,0 +1,381 @@
+/// Compares a stored schema with the one an app opens its store with, structurally, and plans the migration between
+/// them: which steps lose nothing (inferred, lightweight), which need a check against the data, and which are refused.
+///
+/// The new schema is first aligned to the stored one: entities, attributes, relationships and indexes that survive
+/// keep their stored positions (so object IDs and stored columns stay where they are) and new ones go after them.
+/// Reordering the models, or the properties of a model, is therefore no change at all. A property or entity is
+/// matched by its name, or, when the stored schema has no such name, by its `originalName`.
+package struct MigrationPlanner {
+    let stored: Schema
+    let given: Schema
+    /// Objects of each stored entity, for costs and for steps that only an empty entity allows.
+    let counts: [Int]
+    /// In a custom stage, a type change that could lose data replaces the attribute (its values become the default)
+    /// instead of being refused: the stage's code fills it.
+    var replacesLossyTypes = false
+
+    private var steps: [MigrationStep] = []
+    private var checks: [MigrationCheck] = []
+    private var problems: [String] = []
+
+    init(stored: Schema, given: Schema, counts: [Int], replacesLossyTypes: Bool = false) {
+        self.stored = stored
+        self.given = given
+        self.counts = counts
+        self.replacesLossyTypes = replacesLossyTypes
+    }
+
+    package static func plan(
+        from stored: Schema, to given: Schema, counts: [Int], replacesLossyTypes: Bool = false
+    ) throws -> PlannedStage {
+        var planner = MigrationPlanner(
+            stored: stored, given: given, counts: counts, replacesLossyTypes: replacesLossyTypes)
+        return try planner.run()
+    }
+
+    /// Matches names: by name when the stored side has it, else by original name; each stored item at most once.
+    private static func match(_ names: [String], originals: [String?], in storedNames: [String]) -> [Int?] {
+        let positions = Dictionary(storedNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        var taken = Set<Int>()
+        var out = [Int?](repeating: nil, count: names.count)
+        for (i, name) in names.enumerated() {
+            if let p = positions[name], !taken.contains(p) {
+                out[i] = p
+                taken.insert(p)
+            }
+        }
+        for (i, original) in originals.enumerated() where out[i] == nil && positions[names[i]] == nil {
+            if let original, let p = positions[original], !taken.contains(p) {
+                out[i] = p
+                taken.insert(p)
+            }
+        }
+        return out
+    }
+
+    /// The order that puts matched items at their stored positions first, then the new ones as given.
+    private static func alignedOrder(_ sources: [Int?]) -> [Int] {
+        let matched = sources.indices.filter { sources[$0] != nil }.sorted { sources[$0]! < sources[$1]! }
+        return matched + sources.indices.filter { sources[$0] == nil }
+    }
+
+    private mutating func run() throws -> PlannedStage {
+        let storedEntities = stored.entities
+        let givenEntities = given.entities
+        let entitySources = Self.match(
+            givenEntities.map(\.name), originals: givenEntities.map(\.originalName), in: storedEntities.map(\.name))
+        // Stored entity number -> new entity name, for relationship targets.
+        var newName: [Int: String] = [:]
+        for (g, s) in entitySources.enumerated() { if let s { newName[s] = givenEntities[g].name } }
+
+        var aligned: [EntityDescription] = []
+        var maps: [SchemaMapping.EntityMap] = []
+        func addNew(_ entity: EntityDescription, source: Int?) {
+            steps.append(MigrationStep(.addEntity, entity: entity.name, detail: "add entity"))
+            aligned.append(entity)
+            maps.append(
+                SchemaMapping.EntityMap(
+                    source: source, attributes: entity.attributes.map { _ in .init(source: nil) },
+                    relationships: entity.relationships.map { _ in nil }))
+        }
+        // Stored entities keep their numbers: a removed one stays as a retired placeholder (no properties, no
+        // objects), so the numbers after it, and the IDs of their objects, do not change.
+        for (s, old) in storedEntities.enumerated() {
+            // A schema read from a store (the `trellis` tool's) holds the retired placeholders itself.
+            guard let g = entitySources.firstIndex(of: s), !givenEntities[g].isRetired else {
+                if !old.isRetired {
+                    steps.append(
+                        MigrationStep(.removeEntity, entity: old.name, detail: "remove entity", objects: counts[s]))
+                }
+                var retired = EntityDescription(old.name)
+                retired.isRetired = true
+                aligned.append(retired)
+                maps.append(SchemaMapping.EntityMap(source: s, attributes: [], relationships: []))
+                continue
+            }
+            let entity = givenEntities[g]
+            if old.isRetired {
+                // An entity of a removed one's name comes back, empty, in its place.
+                addNew(entity, source: s)
+                continue
+            }
+            if old.name != entity.name {
+                steps.append(
+                    MigrationStep(.renameEntity, entity: entity.name, detail: "rename entity from '\(old.name)'"))
+            }
+            let (entityOut, map) = planEntity(
+                entity, from: old, storedNumber: s, number: aligned.count, newNames: newName)
+            aligned.append(entityOut)
+            maps.append(map)
+        }
+        for (g, entity) in givenEntities.enumerated() where entitySources[g] == nil && !entity.isRetired {
+            addNew(entity, source: nil)
+        }
+        let schema: Schema
+        do {
+            schema = try Schema(aligned).withHistory(stored.history)
+        } catch let error as TrellisError {
+            throw TrellisError(.invalidSchema, "the new schema is not valid: \(error.message)")
+        }
+        checkRelationshipPairs(schema, maps)
+        // Index positions follow the aligned entities; checks were recorded by aligned entity number.
+        return PlannedStage(
+            schema: schema, mapping: SchemaMapping(entities: maps), steps: steps, checks: checks, problems: problems)
+    }
+
+    // MARK: One entity
+
+    private mutating func planEntity(
+        _ entity: EntityDescription, from old: EntityDescription, storedNumber s: Int, number e: Int,
+        newNames: [Int: String]
+    ) -> (EntityDescription, SchemaMapping.EntityMap) {
+        let objects = counts[s]
+        var out = entity
+
+        // Attributes.
+        let attributeSources = Self.match(
+            entity.attributes.map(\.name), originals: entity.attributes.map(\.originalName),
+            in: old.attributes.map(\.name))
+        let attributeOrder = Self.alignedOrder(attributeSources)
+        out.attributes = attributeOrder.map { entity.attributes[$0] }
+        var attributeMap: [SchemaMapping.AttributeSource] = []
+        for (position, g) in attributeOrder.enumerated() {
+            let a = entity.attributes[g]
+            guard let source = attributeSources[g] else {
+                attributeMap.append(.init(source: nil))
+                planNewAttribute(a, entity: entity.name, objects: objects, e: e, position: position)
+                continue
+            }
+            let was = old.attributes[source]
+            if was.name != a.name {
+                steps.append(
+                    MigrationStep(
+                        .renameAttribute, entity: entity.name, property: a.name,
+                        detail: "rename attribute '\(was.name)' to '\(a.name)'"))
+            }
+            var map = SchemaMapping.AttributeSource(source: source)
+            if was.type != a.type {
+                switch Self.widening(from: was.type, to: a.type) {
+                case .some(let toDouble):
+                    map.toDouble = toDouble
+                    steps.append(
+                        MigrationStep(
+                            .widenType, entity: entity.name, property: a.name,
+                            detail: "widen '\(a.name)' from \(was.type) to \(a.type)", objects: toDouble ? objects : 0))
+                case .none where replacesLossyTypes:
+                    map = .init(source: nil)
+                    steps.append(
+                        MigrationStep(
+                            .replaceAttribute, entity: entity.name, property: a.name,
+                            detail: "replace '\(a.name)' (\(was.type)) with a new \(a.type) column", objects: objects))
+                case .none:
+                    problems.append(
+                        "\(entity.name).\(a.name): changing its type from \(was.type) to \(a.type) can lose data "
+                            + "(only widening integers, integers to Double and Float to Double are inferred; use a "
+                            + "custom migration stage)")
+                }
+            }
+            if was.isOptional != a.isOptional {
+                if a.isOptional {
+                    steps.append(
+                        MigrationStep(
+                            .makeOptional, entity: entity.name, property: a.name, detail: "make '\(a.name)' optional"))
+                } else {
+                    let fill = a.defaultValue.map { !$0.isNull } ?? false
+                    if fill && map.source != nil { map.fillNulls = true }
+                    steps.append(
+                        MigrationStep(
+                            .makeRequired, entity: entity.name, property: a.name,
+                            detail: fill
+                                ? "make '\(a.name)' required, nulls become \(a.defaultValue!)"
+                                : "make '\(a.name)' required (it has no default: no object may hold null)",
+                            objects: objects))
+                    if !fill { checks.append(.noNulls(entity: e, attribute: position)) }
+                }
+            }
+            attributeMap.append(map)
+        }
+        for (i, a) in old.attributes.enumerated() where !attributeSources.contains(i) {
+            steps.append(
+                MigrationStep(
+                    .removeAttribute, entity: entity.name, property: a.name, detail: "remove attribute '\(a.name)'",
+                    objects: objects))
+        }
+
+        // Relationships.
+        let relationshipSources = matchRelationships(entity, old)
+        let relationshipOrder = Self.alignedOrder(relationshipSources)
+        out.relationships = relationshipOrder.map { entity.relationships[$0] }
+        var relationshipMap: [Int?] = []
+        for (position, g) in relationshipOrder.enumerated() {
+            let r = entity.relationships[g]
+            guard let source = relationshipSources[g] else {
+                relationshipMap.append(nil)
+                steps.append(
+                    MigrationStep(
+                        .addRelationship, entity: entity.name, property: r.name,
+                        detail: "add relationship '\(r.name)' to \(r.target) (empty)"))
+                if r.minCount > 0 && objects > 0 { checks.append(.counts(entity: e, relationship: position)) }
+                continue
+            }
+            relationshipMap.append(source)
+            let was = old.relationships[source]
+            if was.name != r.name {
+                steps.append(
+                    MigrationStep(
+                        .renameRelationship, entity: entity.name, property: r.name,
+                        detail: "rename relationship '\(was.name)' to '\(r.name)'"))
+            }
+            let storedTarget = stored.entities.firstIndex { $0.name == was.target }
+            if storedTarget.flatMap({ newNames[$0] }) != r.target {
+                problems.append(
+                    "\(entity.name).\(r.name): it targets \(r.target) where the store's targets \(was.target)")
+            }
+            if was.isToMany != r.isToMany {
+                problems.append(
+                    "\(entity.name).\(r.name): changing it from to-\(was.isToMany ? "many" : "one") to "
+                        + "to-\(r.isToMany ? "many" : "one") is not inferred; use a custom migration stage")
+            }
+            if was.deleteRule != r.deleteRule {
+                steps.append(
+                    MigrationStep(
+                        .changeDeleteRule, entity: entity.name, property: r.name,
+                        detail: "delete rule of '\(r.name)' from \(was.deleteRule) to \(r.deleteRule)"))
+            }
+            if was.minCount != r.minCount || was.maxCount != r.maxCount {
+                let bounds = "\(r.minCount)...\(r.maxCount.map(String.init) ?? "")"
+                steps.append(
+                    MigrationStep(
+                        .changeCount, entity: entity.name, property: r.name,
+                        detail: "count bounds of '\(r.name)' become \(bounds)", objects: objects))
+                let tighter =
+                    r.minCount > was.minCount
+                    || (r.maxCount.map { m in was.maxCount.map { m < $0 } ?? true }
+                        ?? false)
+                if tighter { checks.append(.counts(entity: e, relationship: position)) }
+            }
+        }
+        for (i, r) in old.relationships.enumerated() where !relationshipSources.contains(i) {
+            steps.append(
+                MigrationStep(
+                    .removeRelationship, entity: entity.name, property: r.name,
+                    detail: "remove relationship '\(r.name)'", objects: objects))
+        }
+
+        // Indexes, compared by the new names of their attributes.
+        let renamed = Dictionary(
+            attributeSources.enumerated().compactMap { g, s in
+                s.map { (old.attributes[$0].name, entity.attributes[g].name) }
+            },
+            uniquingKeysWith: { a, _ in a })
+        let storedIndexes = old.indexes.map {
+            IndexDescription($0.attributes.map { renamed[$0] ?? "\u{0}" + $0 }, unique: $0.isUnique)
+        }
+        var indexSources = [Int?](repeating: nil, count: entity.indexes.count)
+        var taken = Set<Int>()
+        for (g, index) in entity.indexes.enumerated() {
+            if let s = storedIndexes.indices.first(where: { !taken.contains($0) && storedIndexes[$0] == index }) {
+                indexSources[g] = s
+                taken.insert(s)
+            }
+        }
+        let indexOrder = Self.alignedOrder(indexSources)
+        out.indexes = indexOrder.map { entity.indexes[$0] }
+        for (position, g) in indexOrder.enumerated() where indexSources[g] == nil {
+            let index = entity.indexes[g]
+            let what =
+                "\(index.isUnique ? "unique constraint" : "index") on (\(index.attributes.joined(separator: ", ")))"
+            steps.append(
+                MigrationStep(
+                    .addIndex, entity: entity.name, property: index.attributes.joined(separator: ","),
+                    detail: "add \(what)", objects: objects))
+            if index.isUnique { checks.append(.unique(entity: e, index: position)) }
+        }
+        for (s, index) in old.indexes.enumerated() where !taken.contains(s) {
+            let what =
+                "\(index.isUnique ? "unique constraint" : "index") on (\(index.attributes.joined(separator: ", ")))"
+            steps.append(
+                MigrationStep(
+                    .removeIndex, entity: entity.name, property: index.attributes.joined(separator: ","),
+                    detail: "remove \(what)"))
+        }
+        return (out, SchemaMapping.EntityMap(source: s, attributes: attributeMap, relationships: relationshipMap))
+    }
+
+    private mutating func planNewAttribute(
+        _ a: AttributeDescription, entity: String, objects: Int, e: Int, position: Int
+    ) {
+        let fill: String
+        if let d = a.defaultValue, !d.isNull {
+            fill = "default \(d)"
+        } else if a.isOptional {
+            fill = "null"
+        } else {
+            fill = "no default"
+            if objects > 0 {
+                problems.append(
+                    "\(entity).\(a.name): a new required attribute without a default, and \(objects) objects have no "
+                        + "value for it (give it a default, make it optional, or fill it in a custom stage)")
+            }
+        }
+        steps.append(
+            MigrationStep(
+                .addAttribute, entity: entity, property: a.name,
+                detail: "add attribute '\(a.name)' (\(a.type), \(fill))",
+                objects: objects))
+    }
+
+    /// Relationships matched by name or original name, then each unmatched one whose inverse is matched to the
+    /// inverse of an unmatched stored one (a hidden inverse, named after its entity, is renamed with it).
+    private func matchRelationships(_ entity: EntityDescription, _ old: EntityDescription) -> [Int?] {
+        var sources = Self.match(
+            entity.relationships.map(\.name), originals: entity.relationships.map(\.originalName),
+            in: old.relationships.map(\.name))
+        for (g, r) in entity.relationships.enumerated() where sources[g] == nil {
+            // The stored relationship on the old entity whose inverse has the stored name of r's inverse.
+            guard let target = given.entities.first(where: { $0.name == r.target }),
+                let inverse = target.relationships.first(where: { $0.name == r.inverse })
+            else { continue }
+            let storedTargetName =
+                stored.entities.contains(where: { $0.name == target.name }) ? target.name : target.originalName
+            guard let storedTarget = stored.entities.first(where: { $0.name == storedTargetName }) else { continue }
+            let storedInverseName =
+                storedTarget.relationships.contains(where: { $0.name == inverse.name })
+                ? inverse.name : inverse.originalName
+            guard let storedInverse = storedTarget.relationships.first(where: { $0.name == storedInverseName }),
+                let s = old.relationships.firstIndex(where: { $0.name == storedInverse.inverse }),
+                !sources.contains(s)
+            else { continue }
+            sources[g] = s
+        }
+        return sources
+    }
+
+    /// Both ends of a kept relationship must still be each other's inverse.
+    private mutating func checkRelationshipPairs(_ schema: Schema, _ maps: [SchemaMapping.EntityMap]) {
+        for (e, layout) in schema.layouts.enumerated() {
+            guard let s = maps[e].source, !stored.entities[s].isRetired else { continue }
+            for (k, r) in layout.relationships.enumerated() {
+                guard let source = maps[e].relationships[k] else { continue }
+                let storedInverse = stored.layouts[s].relationships[source].inverse
+                let t = Int(r.target)
+                guard let ts = maps[t].source, !stored.entities[ts].isRetired,
+                    maps[t].relationships[r.inverse] == storedInverse
+                else {
+                    problems.append(
+                        "\(layout.name).\(r.name): its inverse is no longer the one the store pairs it with")
+                    continue
+                }
+            }
+        }
+    }
+
+    /// nil when a type change can lose data; otherwise whether the stored integers must become doubles.
+    static func widening(from old: AttributeType, to new: AttributeType) -> Bool? {
+        let integerWidth: [AttributeType: Int] = [.int8: 8, .int16: 16, .int32: 32, .int64: 64, .int: 64]
+        if let a = integerWidth[old], let b = integerWidth[new] { return a <= b ? false : nil }
+        if integerWidth[old] != nil && new == .double { return true }
+        if old == .float && new == .double { return false }
+        return nil
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+
+/// A validated set of entities: the shape of every object a store holds.
+///
+/// Building a `Schema` checks it: duplicate names, relationships whose target or inverse is missing or does not point
+/// back, indexes over missing attributes are refused with an error naming the culprit.
+///
+/// ```swift
+/// let schema = try Schema([
+///     EntityDescription("Folder", attributes: [AttributeDescription("name", .string)], relationships: [
+///         RelationshipDescription("parent", to: "Folder", inverse: "children"),
+///         RelationshipDescription("children", to: "Folder", inverse: "parent", toMany: true, deleteRule: .cascade),
+///     ]),
+/// ])
+/// ```
+public struct Schema: Sendable, Equatable {
+    /// Everything a schema holds, behind one reference: a graph (and so every snapshot) carries its schema, and
+    /// copying a snapshot should cost one retain for it, not one per array.
+    private final class Storage: Sendable {
+        let entities: [EntityDescription]
+        let fingerprint: UInt64
+        let layouts: [EntityLayout]
+        let entityNumbers: [String: UInt32]
+        let history: [SchemaMigration]
+
+        init(
+            _ entities: [EntityDescription], _ layouts: [EntityLayout], _ numbers: [String: UInt32],
+            history: [SchemaMigration], fingerprint: UInt64? = nil
+        ) {
+            self.entities = entities
+            self.layouts = layouts
+            self.entityNumbers = numbers
+            self.history = history
+            self.fingerprint = fingerprint ?? SchemaFingerprint.digest(of: entities)
+        }
+    }
+
+    private let storage: Storage
+
+    public var entities: [EntityDescription] { storage.entities }
+    /// A stable 64-bit digest of the structure of stored data, in stored order: entity, attribute and relationship
+    /// names and positions, types, optionality, inverses, delete rules, counts and indexes. Default values and
+    /// original names are not part of it: two schemas with the same fingerprint read and write the same bytes.
+    public var fingerprint: UInt64 { storage.fingerprint }
+    /// The migrations the store this schema was read from went through, oldest first (empty for a schema built in
+    /// code). Not part of the fingerprint or of equality.
+    public var history: [SchemaMigration] { storage.history }
+    package var layouts: [EntityLayout] { storage.layouts }
+    private var entityNumbers: [String: UInt32] { storage.entityNumbers }
+
+    public init(_ entities: [EntityDescription]) throws {
+        var numbers: [String: UInt32] = [:]
+        for (i, entity) in entities.enumerated() {
+            guard !entity.name.isEmpty else { throw TrellisError(.invalidSchema, "entity \(i) has an empty name") }
+            guard numbers.updateValue(UInt32(i), forKey: entity.name) == nil else {
+                throw TrellisError(.invalidSchema, "duplicate entity name '\(entity.name)'")
+            }
+        }
+        for entity in entities where entity.isRetired {
+            guard entity.attributes.isEmpty, entity.relationships.isEmpty, entity.indexes.isEmpty else {
+                throw TrellisError(.invalidSchema, "retired entity '\(entity.name)' has properties")
+            }
+        }
+        for entity in entities {
+            for r in entity.relationships where numbers[r.target].map({ entities[Int($0)].isRetired }) ?? false {
+                throw TrellisError(
+                    .invalidSchema, "relationship '\(entity.name).\(r.name)' targets the retired entity '\(r.target)'")
+            }
+        }
+        var layouts: [EntityLayout] = []
+        for (i, entity) in entities.enumerated() {
+            layouts.append(try EntityLayout(entity, number: UInt32(i), in: entities, numbers: numbers))
+        }
+        storage = Storage(entities, layouts, numbers, history: [])
+    }
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// This schema with another migration history; layouts and fingerprint are shared.
+    package func withHistory(_ history: [SchemaMigration]) -> Schema {
+        Schema(
+            storage: Storage(
+                storage.entities, storage.layouts, storage.entityNumbers, history: history,
+                fingerprint: storage.fingerprint))
+    }
+
+    public static func == (lhs: Schema, rhs: Schema) -> Bool {
+        lhs.storage === rhs.storage || lhs.entities == rhs.entities
+    }
+
+    /// The number of the entity named `name`, as carried in `ObjectID.entity`.
+    public func entityNumber(_ name: String) throws -> UInt32 {
+        guard let n = entityNumbers[name], !entities[Int(n)].isRetired else {
+            throw TrellisError(.unknownEntity, "no entity named '\(name)'")
+        }
+        return n
+    }
+
+    public func entityName(of id: ObjectID) -> String {
+        Int(id.entity) < entities.count ? entities[Int(id.entity)].name : "entity\(id.entity)"
+    }
+
+    /// A resolved handle on an attribute, for reads and writes that skip name lookups.
+    public func attribute(_ entity: String, _ name: String) throws -> AttributeKey {
+        let e = try entityNumber(entity)
+        return AttributeKey(entity: e, index: try layouts[Int(e)].attributeIndex(name))
+    }
+
+    /// A resolved handle on a relationship.
+    public func relationship(_ entity: String, _ name: String) throws -> RelationshipKey {
+        let e = try entityNumber(entity)
+        return RelationshipKey(entity: e, index: try layouts[Int(e)].relationshipIndex(name))
+    }
+
+    /// A resolved handle on an index or unique constraint, named by its attributes.
+    public func index(_ entity: String, _ attributes: [String]) throws -> IndexKey {
+        let e = try entityNumber(entity)
+        let layout = layouts[Int(e)]
+        let columns = try attributes.map { try layout.attributeIndex($0) }
+        guard let i = layout.indexes.firstIndex(where: { $0.columns == columns }) else {
+            throw TrellisError(
+                .invalidArgument, "entity '\(entity)' has no index on (\(attributes.joined(separator: ", ")))")
+        }
+        return IndexKey(entity: e, index: i)
+    }
+
+    /// A string that names an object for people: `Folder#12`.
+    public func describe(_ id: ObjectID) -> String { "\(entityName(of: id))#\(id.serial)" }
+}
+
+/// An attribute resolved against a schema.
+public struct AttributeKey: Hashable, Sendable {
+    public let entity: UInt32
+    public let index: Int
+
+    package init(entity: UInt32, index: Int) {
+        self.entity = entity
+        self.index = index
+    }
+}
+
+/// A relationship resolved against a schema.
+public struct RelationshipKey: Hashable, Sendable {
+    public let entity: UInt32
+    public let index: Int
+
+    package init(entity: UInt32, index: Int) {
+        self.entity = entity
+        self.index = index
+    }
+}
+
+/// An index resolved against a schema.
+public struct IndexKey: Hashable, Sendable {
+    public let entity: UInt32
+    public let index: Int
+
+    package init(entity: UInt32, index: Int) {
+        self.entity = entity
+        self.index = index
+    }
+}
+
+/// One migration a store went through, as its journal records it.
+public struct SchemaMigration: Sendable, Equatable {
+    /// The commit sequence number of the migration record.
+    public var sequence: UInt64
+    /// When the migration was committed.
+    public var date: Date
+    /// The fingerprints of the schema before and after.
+    public var fromFingerprint: UInt64
+    public var toFingerprint: UInt64
+    /// The version identifiers of a `SchemaMigrationPlan`'s schemas, when the migration ran one.
+    public var fromVersion: String?
+    public var toVersion: String?
+    /// What was done, one line a step (`"Note: add attribute 'pinned' (Bool, default false)"`).
+    public var steps: [String]
+
+    public init(
+        sequence: UInt64, date: Date, fromFingerprint: UInt64, toFingerprint: UInt64, fromVersion: String? = nil,
+        toVersion: String? = nil, steps: [String]
+    ) {
+        self.sequence = sequence
+        self.date = date
+        self.fromFingerprint = fromFingerprint
+        self.toFingerprint = toFingerprint
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.steps = steps
+    }
+}
+
+/// A 64-bit FNV-1a digest of a canonical text of the schema's structure; stable across runs, processes and
+/// platforms. Defaults are left out on purpose: a model's `Date()` or `UUID()` default differs in every process.
+enum SchemaFingerprint {
+    static func digest(of entities: [EntityDescription]) -> UInt64 {
+        var text = ""
+        for e in entities {
+            text += e.isRetired ? "E:\(e.name):retired;" : "E:\(e.name);"
+            for a in e.attributes {
+                text += "A:\(a.name):\(a.type.rawValue):\(a.isOptional ? 1 : 0);"
+            }
+            for r in e.relationships {
+                text += "R:\(r.name):\(r.target):\(r.inverse):\(r.isToMany ? 1 : 0):\(r.deleteRule.rawValue)"
+                text += ":\(r.minCount):\(r.maxCount.map(String.init) ?? "-");"
+            }
+            for i in e.indexes { text += "I:\(i.attributes.joined(separator: ",")):\(i.isUnique ? 1 : 0);" }
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}

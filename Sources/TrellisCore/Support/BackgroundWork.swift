@@ -1,0 +1,53 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A result being computed on another thread: a large commit encodes its changes for the journal, and maintains its
+/// indexes, on the second core while its own thread writes the leaves.
+///
+/// Whoever gets to the work first does it: the background thread, or the waiting thread when the background thread is
+/// still busy with earlier work (on two cores, one piece after another). A big insert queues its encoding first and
+/// its index changes second, but needs the index changes first: waiting for them behind the encoding left the commit's
+/// thread idle for about a third of W1.
+package final class BackgroundWork<Result: Sendable>: Sendable {
+    private let work: Mutex<(@Sendable () -> Result)?>
+    private let result = Mutex<Result?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Queues `work` at once on `queue` (by default `BackgroundQueue`'s).
+    package init(on queue: DispatchQueue = BackgroundQueue.queue, _ work: @escaping @Sendable () -> Result) {
+        self.work = Mutex(work)
+        queue.async { [self] in runIfNotStarted() }
+    }
+
+    /// Runs the work here unless a thread has taken it already.
+    private func runIfNotStarted() {
+        guard let work = work.withLock({ $0.take() }) else { return }
+        let value = work()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+
+    /// The result: computed here if no thread has started on it yet, else once the thread that did returns it. Call
+    /// at most once.
+    package func wait() -> Result {
+        runIfNotStarted()
+        done.wait()
+        return result.withLock { $0.take() }!
+    }
+}
+
+/// Where `BackgroundWork` runs. With four cores or more, anywhere at once; with fewer, one piece after another on one
+/// thread: the commit's own thread keeps a core to itself, where two pieces at once (a big insert encodes and builds
+/// indexes) would share both cores three ways and slow down the thread that waits for them.
+package enum BackgroundQueue {
+    package static let queue =
+        ProcessInfo.processInfo.activeProcessorCount >= 4
+        ? DispatchQueue.global(qos: .userInitiated) : DispatchQueue(label: "trellis.commit-work", qos: .userInitiated)
+}
+
+extension BackgroundWork where Result == [UInt8] {
+    /// Commits with at least this many inserts (or updates, or deletes) encode them for the journal on another
+    /// thread; below it, handing the work over costs more than it saves.
+    package static var minimumChanges: Int { 4096 }
+}

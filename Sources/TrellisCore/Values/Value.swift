@@ -1,0 +1,183 @@
+import Foundation
+
+/// One attribute value, as the dynamic API, change sets and the journal see it.
+///
+/// Integer attributes of every width are carried as `.int`, `Float` as `.double`; the attribute's declared type says
+/// how the value is checked and converted. `Value` is totally ordered (null first, then by type, then by value) so that
+/// it can key ordered indexes; `Double.nan` sorts after every other double.
+///
+/// ```swift
+/// let values: [String: Value] = ["title": "Buy milk", "score": 4.5, "done": false]
+/// ```
+public enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case decimal(Decimal)
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    public var intValue: Int64? {
+        if case .int(let i) = self { return i }
+        return nil
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let d): return d
+        case .int(let i): return Double(i)
+        default: return nil
+        }
+    }
+
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    public var dateValue: Date? {
+        if case .date(let d) = self { return d }
+        return nil
+    }
+
+    /// The rank of the case in the total order across types.
+    package var typeRank: UInt8 {
+        switch self {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .double, .decimal: return 2
+        case .string: return 3
+        case .date: return 4
+        case .data: return 5
+        case .uuid: return 6
+        case .url: return 7
+        }
+    }
+}
+
+extension Value: Comparable, Hashable {
+    public static func < (lhs: Value, rhs: Value) -> Bool {
+        compare(lhs, rhs) < 0
+    }
+
+    /// Equality follows the order: `.int(1) == .double(1)`, and NaN equals NaN, so indexes and hashing agree.
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        compare(lhs, rhs) == 0
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let b): hasher.combine(b)
+        case .int(let i): hasher.combine(Double(i))
+        case .double(let d):
+            // Every NaN is one value here; Double's own hashing already makes -0.0 and 0.0 agree.
+            if d.isNaN { hasher.combine(UInt64.max) } else { hasher.combine(d) }
+        case .decimal(let d): hasher.combine(NSDecimalNumber(decimal: d).doubleValue)
+        case .string(let s): hasher.combine(s)
+        case .date(let d):
+            let t = d.timeIntervalSinceReferenceDate
+            if t.isNaN { hasher.combine(UInt64.max - 1) } else { hasher.combine(t) }
+        case .data(let d): hasher.combine(d)
+        case .uuid(let u): hasher.combine(u)
+        case .url(let u): hasher.combine(u.absoluteString)
+        }
+    }
+
+    /// Three-way comparison; numbers of different cases compare by numeric value.
+    package static func compare(_ lhs: Value, _ rhs: Value) -> Int {
+        switch (lhs, rhs) {
+        case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.double(let a), .double(let b)): return compareDoubles(a, b)
+        case (.string(let a), .string(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        case (.date(let a), .date(let b)):
+            return compareDoubles(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
+        case (.null, .null): return 0
+        default: break
+        }
+        let (ra, rb) = (lhs.typeRank, rhs.typeRank)
+        if ra != rb { return ra < rb ? -1 : 1 }
+        switch (lhs, rhs) {
+        case (.decimal(let a), .decimal(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.decimal(let a), _): return compareDoubles(NSDecimalNumber(decimal: a).doubleValue, rhs.doubleValue!)
+        case (_, .decimal(let b)): return compareDoubles(lhs.doubleValue!, NSDecimalNumber(decimal: b).doubleValue)
+        case (.int, .double), (.double, .int): return compareDoubles(lhs.doubleValue!, rhs.doubleValue!)
+        case (.data(let a), .data(let b)): return a.lexicographicallyPrecedes(b) ? -1 : (a == b ? 0 : 1)
+        case (.uuid(let a), .uuid(let b)): return a.uuidString < b.uuidString ? -1 : (a == b ? 0 : 1)
+        case (.url(let a), .url(let b)):
+            return a.absoluteString < b.absoluteString ? -1 : (a.absoluteString == b.absoluteString ? 0 : 1)
+        default: return 0
+        }
+    }
+
+    private static func compareDoubles(_ a: Double, _ b: Double) -> Int {
+        if a < b { return -1 }
+        if a > b { return 1 }
+        if a == b { return 0 }
+        // At least one NaN: NaN sorts last and equals itself, so the order stays total.
+        return a.isNaN ? (b.isNaN ? 0 : 1) : -1
+    }
+}
+
+extension Value {
+    /// Equal values of the same case, bit for bit (NaN equals NaN, -0.0 differs from 0.0, `.int(1)` from
+    /// `.double(1)`): the equality recovery must preserve, stricter than `==`.
+    public func isIdentical(to other: Value) -> Bool {
+        switch (self, other) {
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.int(let a), .int(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b && a.description == b.description
+        default: return typeRank == other.typeRank && !isNumber && !other.isNumber && self == other
+        }
+    }
+
+    private var isNumber: Bool {
+        switch self {
+        case .int, .double, .decimal: return true
+        default: return false
+        }
+    }
+}
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension Value: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return String(b)
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .string(let s): return "\"\(s)\""
+        case .date(let d): return d.ISO8601Format()
+        case .data(let d): return "<\(d.count) bytes>"
+        case .uuid(let u): return u.uuidString
+        case .url(let u): return u.absoluteString
+        case .decimal(let d): return d.description
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import TrellisCore
+
+extension Graph {
+    /// The object whose indexed values equal `values` (the first one, by serial, for a non-unique index).
+    /// - Complexity: O(log n).
+    public func lookup(_ index: IndexKey, _ values: [Value]) -> ObjectID? {
+        guard let tree = tree(index), !values.isEmpty else { return nil }
+        return tree.first(equalTo: values).map { ObjectID(entity: index.entity, serial: $0) }
+    }
+
+    /// Objects in the order of an index, between optional bounds on a prefix of its values.
+    ///
+    /// A bound with fewer values than the index has compares by that prefix: `from: ["a"], to: ["a"]` with both ends
+    /// inclusive selects every entry whose first value is "a".
+    /// - Complexity: O(log n + k) for k objects returned.
+    public func scan(
+        _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
+        inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max
+    ) -> [ObjectID] {
+        guard let tree = tree(index) else { return [] }
+        return tree.serials(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
+            limit: limit
+        ).map { ObjectID(entity: index.entity, serial: $0) }
+    }
+
+    /// The number of objects between bounds of an index, as `scan` selects them.
+    /// - Complexity: O(log n).
+    public func count(
+        _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
+        inclusive upperInclusive: Bool = true
+    ) -> Int {
+        tree(index)?.count(from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive) ?? 0
+    }
+
+    func tree(_ index: IndexKey) -> IndexTree? {
+        guard Int(index.entity) < tables.count, index.index < tables[Int(index.entity)].indexes.count else {
+            return nil
+        }
+        return tables[Int(index.entity)].indexes[index.index]
+    }
+
+    /// Another live object holding the same values as `id` in a unique index (nulls never conflict).
+    package func uniqueConflict(_ index: Int, of id: ObjectID) -> (ObjectID, [Value])? {
+        let table = tables[Int(id.entity)]
+        let values = table.indexValues(layout(id.entity).indexes[index], serial: id.serial)
+        guard let other = table.indexes[index].conflict(with: values, serial: id.serial) else { return nil }
+        return (ObjectID(entity: id.entity, serial: other), values)
+    }
+}

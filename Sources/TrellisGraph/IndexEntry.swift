@@ -1,0 +1,48 @@
+import TrellisCore
+
+/// The key of an ordered index: the indexed attribute values, then the object's serial so equal values stay distinct.
+///
+/// The first value is held inline so a one-attribute index allocates nothing per entry. Real entries never use serial
+/// 0 or `UInt64.max`: those mark probes, the bounds of a range over a prefix of the indexed values (serial 0 sorts
+/// before every entry with that prefix, `UInt64.max` after).
+package struct IndexEntry: Comparable, Sendable {
+    var first: Value
+    var rest: [Value]
+    package var serial: UInt64
+
+    init(_ values: ArraySlice<Value>, serial: UInt64) {
+        self.first = values.first ?? .null
+        self.rest = values.count > 1 ? Array(values.dropFirst()) : []
+        self.serial = serial
+    }
+
+    init(_ values: [Value], serial: UInt64) {
+        self.init(values[...], serial: serial)
+    }
+
+    static func lowerProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: 0) }
+    static func upperProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: .max) }
+
+    /// Compares the values only, ignoring the serial; a shorter prefix compares equal to longer keys it starts.
+    static func compareValues(_ lhs: IndexEntry, _ rhs: IndexEntry) -> Int {
+        let c = Value.compare(lhs.first, rhs.first)
+        if c != 0 { return c }
+        for i in 0..<min(lhs.rest.count, rhs.rest.count) {
+            let c = Value.compare(lhs.rest[i], rhs.rest[i])
+            if c != 0 { return c }
+        }
+        return 0
+    }
+
+    package static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
+        let c = compareValues(lhs, rhs)
+        if c != 0 { return c < 0 }
+        if lhs.rest.count < rhs.rest.count { return lhs.serial != .max }
+        if lhs.rest.count > rhs.rest.count { return rhs.serial == .max }
+        return lhs.serial < rhs.serial
+    }
+
+    package static func == (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
+        compareValues(lhs, rhs) == 0 && lhs.rest.count == rhs.rest.count && lhs.serial == rhs.serial
+    }
+}

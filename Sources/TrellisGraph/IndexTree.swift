@@ -1,0 +1,188 @@
+import TrellisCore
+
+/// One ordered index of an entity. A single required number, date or boolean gets a tree of 16-byte `ScalarEntry`
+/// keys; anything else (several attributes, strings, optionals) a tree of general `IndexEntry` keys. Both answer in
+/// serials, in index order.
+package enum IndexTree: Sendable {
+    case scalar(SortedTree<ScalarEntry, Void>, ScalarCoding)
+    case general(SortedTree<IndexEntry, Void>)
+
+    init(_ index: EntityLayout.IndexLayout, attributes: [AttributeDescription]) {
+        if index.columns.count == 1, let coding = ScalarCoding(attributes[index.columns[0]]) {
+            self = .scalar(SortedTree(), coding)
+        } else {
+            self = .general(SortedTree())
+        }
+    }
+
+    package var count: Int {
+        switch self {
+        case .scalar(let tree, _): return tree.count
+        case .general(let tree): return tree.count
+        }
+    }
+
+    // MARK: Maintenance
+
+    /// Adds (or removes) the entry of `serial`, whose indexed values are `value(column)`.
+    mutating func update(_ columns: [Int], serial: UInt64, adding: Bool, value: (Int) -> Value) {
+        switch self {
+        case .scalar(var tree, let coding):
+            self = .general(SortedTree())  // release our hold so `tree` is uniquely referenced
+            // A value of the wrong case cannot reach a scalar index: commits check types first.
+            let entry = ScalarEntry(bits: coding.encode(value(columns[0])) ?? 0, serial: serial)
+            if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
+            self = .scalar(tree, coding)
+        case .general(var tree):
+            self = .general(SortedTree())
+            let entry = IndexEntry(columns.map(value), serial: serial)
+            if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
+            self = .general(tree)
+        }
+    }
+
+    // MARK: Queries
+
+    /// Serials between bounds on a prefix of the indexed values, in index order.
+    func serials(
+        from lower: [Value]?, inclusive lowerInclusive: Bool, to upper: [Value]?, inclusive upperInclusive: Bool,
+        reverse: Bool = false, limit: Int = .max
+    ) -> [UInt64] {
+        var out: [UInt64] = []
+        guard limit > 0 else { return out }
+        switch self {
+        case .scalar(let tree, let coding):
+            guard let (lo, hi) = Self.scalarBounds(coding, lower, lowerInclusive, upper, upperInclusive) else {
+                return out
+            }
+            for (entry, _) in tree.elements(from: lo, to: hi, reverse: reverse) {
+                out.append(entry.serial)
+                if out.count == limit { break }
+            }
+        case .general(let tree):
+            let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
+            for (entry, _) in tree.elements(from: lo, to: hi, reverse: reverse) {
+                out.append(entry.serial)
+                if out.count == limit { break }
+            }
+        }
+        return out
+    }
+
+    /// The number of entries `serials` would return without a limit.
+    /// - Complexity: O(log n).
+    func count(
+        from lower: [Value]?, inclusive lowerInclusive: Bool, to upper: [Value]?, inclusive upperInclusive: Bool
+    )
+        -> Int
+    {
+        switch self {
+        case .scalar(let tree, let coding):
+            guard let (lo, hi) = Self.scalarBounds(coding, lower, lowerInclusive, upper, upperInclusive) else {
+                return 0
+            }
+            return tree.count(from: lo, to: hi)
+        case .general(let tree):
+            let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
+            return tree.count(from: lo, to: hi)
+        }
+    }
+
+    /// The first serial (in index order) whose indexed values equal `values`.
+    /// - Complexity: O(log n), one descent.
+    func first(equalTo values: [Value]) -> UInt64? {
+        switch self {
+        case .scalar(let tree, let coding):
+            guard values.count == 1, case .key(let probe) = coding.bound(values[0], lower: true, inclusive: true),
+                let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == probe.bits,
+                coding.bound(values[0], lower: false, inclusive: true).isAtOrAbove(entry)
+            else { return nil }
+            return entry.serial
+        case .general(let tree):
+            guard let (entry, _) = tree.firstEntry(notBelow: .lowerProbe(values)),
+                IndexEntry.compareValues(entry, .lowerProbe(values)) == 0
+            else { return nil }
+            return entry.serial
+        }
+    }
+
+    /// Another serial holding the same values as `serial` does (for unique constraints; nulls never conflict).
+    /// - Complexity: O(log n), at most two descents.
+    func conflict(with values: [Value], serial: UInt64) -> UInt64? {
+        guard !values.contains(where: \.isNull) else { return nil }
+        switch self {
+        case .scalar(let tree, let coding):
+            guard let bits = coding.encode(values[0]) else { return nil }
+            for probe in [ScalarEntry(bits: bits, serial: 0), ScalarEntry(bits: bits, serial: serial &+ 1)] {
+                guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
+                if entry.serial != serial { return entry.serial }
+            }
+        case .general(let tree):
+            for probe in [IndexEntry.lowerProbe(values), IndexEntry(values, serial: serial &+ 1)] {
+                guard let (entry, _) = tree.firstEntry(notBelow: probe), IndexEntry.compareValues(entry, probe) == 0
+                else { return nil }
+                if entry.serial != serial { return entry.serial }
+            }
+        }
+        return nil
+    }
+
+    /// Every serial in index order (for invariant checks).
+    var allSerials: [UInt64] {
+        serials(from: nil, inclusive: true, to: nil, inclusive: true)
+    }
+
+    func checkInvariants() {
+        switch self {
+        case .scalar(let tree, _): tree.checkInvariants()
+        case .general(let tree): tree.checkInvariants()
+        }
+    }
+
+    // MARK: Bounds
+
+    private static func scalarBounds(
+        _ coding: ScalarCoding, _ lower: [Value]?, _ li: Bool, _ upper: [Value]?, _ ui: Bool
+    ) -> (ScalarEntry?, ScalarEntry?)? {
+        var lo: ScalarEntry?
+        var hi: ScalarEntry?
+        if let v = lower?.first {
+            switch coding.bound(v, lower: true, inclusive: li) {
+            case .empty: return nil
+            case .unbounded: break
+            case .key(let k): lo = k
+            }
+        }
+        if let v = upper?.first {
+            switch coding.bound(v, lower: false, inclusive: ui) {
+            case .empty: return nil
+            case .unbounded: break
+            case .key(let k): hi = k
+            }
+        }
+        if let lo, let hi, hi < lo { return nil }
+        // The tree's upper bound is exclusive; probes never equal a stored entry, so that changes nothing.
+        return (lo, hi)
+    }
+
+    private static func generalBounds(
+        _ lower: [Value]?, _ li: Bool, _ upper: [Value]?, _ ui: Bool
+    ) -> (
+        IndexEntry?, IndexEntry?
+    ) {
+        let lo = lower.flatMap { $0.isEmpty ? nil : (li ? IndexEntry.lowerProbe($0) : IndexEntry.upperProbe($0)) }
+        let hi = upper.flatMap { $0.isEmpty ? nil : (ui ? IndexEntry.upperProbe($0) : IndexEntry.lowerProbe($0)) }
+        return (lo, hi)
+    }
+}
+
+extension ScalarCoding.Bound {
+    /// Whether an upper bound admits `entry`.
+    func isAtOrAbove(_ entry: ScalarEntry) -> Bool {
+        switch self {
+        case .unbounded: return true
+        case .empty: return false
+        case .key(let k): return !(k < entry)
+        }
+    }
+}

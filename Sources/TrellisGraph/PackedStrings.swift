@@ -1,0 +1,104 @@
+import TrellisCore
+
+/// The strings of a leaf's 64 rows as one UTF-8 buffer and 64 end offsets.
+///
+/// About one byte a character plus four for the offset, where a `[String]` costs 16 bytes a row plus, for strings of
+/// more than 15 UTF-8 bytes, a heap object of 48–80 bytes. Reading a long string builds a `String` (one allocation);
+/// writing one splices the leaf's buffer (at most a few KiB).
+///
+/// ```
+/// bytes: |row0 bytes|row1 bytes|...|row63 bytes|
+/// ends:   e0         e1             e63          row r spans ends[r-1] ..< ends[r] (0 ..< ends[0] for row 0)
+/// ```
+package struct PackedStrings: Sendable {
+    package private(set) var bytes: [UInt8] = []
+    /// Empty until the first string is set, so the columns of other kinds (which hold a `PackedStrings` too) cost no
+    /// allocation for it.
+    package private(set) var ends: [UInt32] = []
+
+    package init() {}
+
+    /// Strings packed already (a checkpoint load): `Leaf.width` ascending end offsets, the last one `bytes.count`.
+    package init(bytes: [UInt8], ends: [UInt32]) {
+        self.bytes = bytes
+        self.ends = ends
+    }
+
+    /// The bytes of row `row`.
+    @inline(__always)
+    package func span(_ row: Int) -> Range<Int> {
+        if ends.isEmpty { return 0..<0 }
+        return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
+    }
+
+    func string(_ row: Int) -> String {
+        let range = span(row)
+        if range.isEmpty { return "" }
+        // Decoded straight from the buffer: a slice of `bytes` would retain and release it.
+        return bytes.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self)
+        }
+    }
+
+    /// Row `row`'s string, read through a pointer to the column's storage. Reading it from the leaf's buffer, the
+    /// compiler kept both arrays retained across the string initializer (an opaque call), four atomic operations per
+    /// read; here the bytes go to the stack first and the string is made from there once the arrays are done with.
+    @inline(__always)
+    static func string(at strings: UnsafePointer<PackedStrings>, _ row: Int) -> String {
+        var copy: StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
+        let count = withUnsafeMutableBytes(of: &copy) { buffer -> Int in
+            let ends = strings.pointer(to: \.ends)!
+            let bytes = strings.pointer(to: \.bytes)!
+            let range = Self.span(ends, row)
+            guard range.count <= buffer.count else { return -1 }
+            bytes.pointee.withUnsafeBufferPointer { source in
+                for k in 0..<range.count { buffer[k] = source[range.lowerBound &+ k] }
+            }
+            return range.count
+        }
+        if count < 0 { return strings.pointee.string(row) }
+        return withUnsafeBytes(of: copy) { all -> String in
+            String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
+        }
+    }
+
+    @inline(__always)
+    private static func span(_ ends: UnsafePointer<[UInt32]>, _ row: Int) -> Range<Int> {
+        ends.pointee.withUnsafeBufferPointer { ends in
+            if ends.isEmpty { return 0..<0 }
+            return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
+        }
+    }
+
+    private typealias StackBytes = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+    func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
+
+    mutating func set(_ row: Int, _ string: String) {
+        if ends.isEmpty {
+            if string.isEmpty { return }
+            ends = .zeros(Leaf.width)
+        }
+        let range = span(row)
+        let length = string.utf8.count
+        // Rows usually fill in order, each new string going at the end of the buffer: then it is one copy of the
+        // string's bytes, not a generic splice over its UTF-8 view.
+        let appended =
+            range.isEmpty && range.lowerBound == bytes.count
+            && string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) } != nil
+        if !appended { bytes.replaceSubrange(range, with: string.utf8) }
+        let delta = length - range.count
+        if delta != 0 {
+            let shift = UInt32(truncatingIfNeeded: delta)  // wraps back for a shorter string: ends stay exact
+            ends.withUnsafeMutableBufferPointer { ends in
+                for r in row..<Leaf.width { ends[r] &+= shift }
+            }
+        }
+        // Leaves fill in serial order; once the last row is written, drop the growth slack.
+        if row == Leaf.width - 1, bytes.capacity > bytes.count + bytes.count / 8 + 16 {
+            bytes = Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+                count = buffer.initialize(from: bytes).1
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import TrellisCore
+
+/// A persistent map from `UInt64` keys to values: a bitmap-compressed radix trie, 64-way per level.
+///
+/// Made for dense serial numbers. The trie is only as tall as its largest key needs (keys below 2^24 take a root and
+/// three levels, four node visits), and iteration runs in ascending key order.
+///
+/// ```
+/// height 2: key = [ b17…b12 | b11…b6 | b5…b0 ]
+///                    root  ─►  interior ─► leaf (items)
+/// ```
+///
+/// It is a value: copying is O(1) and copies share nodes; a mutation copies only the nodes on the path to the key
+/// that other copies still see (`isKnownUniquelyReferenced` at every level), and changes uniquely held nodes in place.
+/// `SerialTrie<Void>` is a set whose elements cost nothing beyond their bit in a leaf's bitmap.
+///
+/// ```swift
+/// var table = SerialTrie<String>()
+/// table[1] = "first"
+/// let before = table          // O(1); `before` never changes
+/// table[2] = "second"         // copies the root-to-leaf path only
+/// ```
+package struct SerialTrie<Value> {
+    typealias Node = SerialTrieNode<Value>
+
+    /// The root, or `nil` when empty; never an empty node otherwise.
+    var root: Node?
+
+    /// The level of the root (leaves are level 0). Always the smallest that fits the largest key, so a root above
+    /// level 0 occupies some slot other than 0.
+    var height: Int
+
+    /// Backing store for `count`, kept outside the nodes so that `count` is O(1).
+    var storedCount: Int
+
+    /// An empty trie; allocates nothing.
+    ///
+    /// - Complexity: O(1).
+    package init() {
+        root = nil
+        height = 0
+        storedCount = 0
+    }
+
+    /// The number of keys.
+    ///
+    /// - Complexity: O(1).
+    package var count: Int { storedCount }
+
+    /// Whether the trie holds no keys.
+    ///
+    /// - Complexity: O(1).
+    package var isEmpty: Bool { storedCount == 0 }
+
+    /// The value for `key`; setting `nil` removes the key.
+    ///
+    /// - Complexity: O(h) node visits, where h ≤ 11 is the height (4 for keys below 2^24); a write also copies the
+    ///   nodes on the path that are shared with other copies, O(64) each.
+    package subscript(key: UInt64) -> Value? {
+        get { value(forKey: key) }
+        set {
+            if let newValue {
+                updateValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+    }
+
+    /// The value for `key`, or `nil`.
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    package func value(forKey key: UInt64) -> Value? {
+        guard let root, Self.fits(key, height: height) else { return nil }
+        // Nodes below the root live as long as the root does: the descent visits them unretained (a retain and a
+        // release per level cost more than the level's work).
+        return withExtendedLifetime(root) {
+            var node = Unmanaged.passUnretained(root)
+            var level = height
+            while true {
+                let index = Node.index(of: key, level: level)
+                let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
+                    guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
+                    if level == 0 { return (true, nil) }
+                    let position = n.position(ofSlot: index)
+                    return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
+                }
+                guard step.found else { return nil }
+                guard let next = step.next else {
+                    return node._withUnsafeGuaranteedRef { $0.item(at: $0.position(ofSlot: index)) }
+                }
+                node = next
+                level -= 1
+            }
+        }
+    }
+
+    /// Whether `key` is present; unlike `value(forKey:) != nil` it also works when `Value` is itself optional.
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    package func contains(_ key: UInt64) -> Bool {
+        guard var node = root, Self.fits(key, height: height) else { return false }
+        var level = height
+        while true {
+            let index = Node.index(of: key, level: level)
+            guard node.bitmap & (1 &<< UInt64(index)) != 0 else { return false }
+            if level == 0 { return true }
+            node = node.children[node.position(ofSlot: index)]
+            level -= 1
+        }
+    }
+
+    /// Whether both tries are the same version: they share their root, so they hold the same keys and values.
+    /// `false` does not prove they differ.
+    ///
+    /// - Complexity: O(1).
+    package func isIdentical(to other: SerialTrie<Value>) -> Bool {
+        root === other.root
+    }
+
+    /// Whether a trie of the given height can hold `key`.
+    ///
+    /// - Complexity: O(1).
+    static func fits(_ key: UInt64, height: Int) -> Bool {
+        // The smart shift yields 0 once the shift passes 63, which is what the top level needs.
+        key >> UInt64(Node.bitsPerLevel * (height + 1)) == 0
+    }
+
+    /// The smallest height that can hold `key`.
+    ///
+    /// - Complexity: O(1).
+    static func height(for key: UInt64) -> Int {
+        key == 0 ? 0 : (UInt64.bitWidth - 1 - key.leadingZeroBitCount) / Node.bitsPerLevel
+    }
+}
+
+extension SerialTrie: Sendable where Value: Sendable {}

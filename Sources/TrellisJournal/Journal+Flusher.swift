@@ -1,0 +1,210 @@
+import Dispatch
+import Foundation
+import TrellisCore
+import TrellisGraph
+
+/// The flusher thread: takes what the inbox holds, appends it as one write, syncs as the durability mode asks,
+/// publishes durable commits, and rotates segments.
+extension Journal {
+    /// What one turn of the flusher takes from the inbox.
+    struct Work {
+        var entries: [Entry] = []
+        var flushTickets: [Ticket] = []
+        var compactionTickets: [Ticket] = []
+        var compact = false
+        var closing = false
+        var intervalDue = false
+    }
+
+    func run() {
+        while true {
+            let work = takeWork()
+            process(work)
+            if work.closing {
+                finishClosing()
+                return
+            }
+        }
+    }
+
+    func takeWork() -> Work {
+        while true {
+            let compactionRunning = files.withLock { $0.compactionRunning }
+            let (unsynced, lastSync) = writer.withLock { ($0.unsynced, $0.lastSync) }
+            var deadline = DispatchTime.distantFuture
+            var due = false
+            if case .interval(let seconds) = options.durability, unsynced {
+                deadline = lastSync + seconds
+                due = DispatchTime.now() >= deadline
+            }
+            let perCommit = options.durability == .perCommit
+            let now = DispatchTime.now()
+            let work = inbox.withLock { box -> Work? in
+                // A compaction requested while one runs waits for it; close waits for both.
+                let compact = box.compactionRequested && !compactionRunning
+                // Without per-commit durability, records are written in batches (see `enqueue`).
+                var entriesDue = !box.entries.isEmpty
+                if entriesDue && !perCommit {
+                    let writeBy = box.oldestQueued + Self.relaxedWriteDelay
+                    entriesDue =
+                        now >= writeBy || box.entries.count >= Self.relaxedBatchRecords
+                        || box.queuedBytes >= Self.relaxedBatchBytes
+                    if !entriesDue { deadline = min(deadline, writeBy) }
+                }
+                guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due else {
+                    return nil
+                }
+                var work = Work(entries: box.entries, flushTickets: box.flushTickets, intervalDue: due)
+                box.entries = []
+                box.queuedBytes = 0
+                box.oldestQueued = .distantFuture
+                box.flushTickets = []
+                if compact {
+                    work.compact = true
+                    work.compactionTickets = box.compactionTickets
+                    box.compactionTickets = []
+                    box.compactionRequested = false
+                }
+                // Close only once the inbox is drained and no compaction is pending.
+                if box.closing && !box.compactionRequested { work.closing = true }
+                return work
+            }
+            if let work { return work }
+            _ = wake.wait(timeout: deadline)
+        }
+    }
+
+    func process(_ work: Work) {
+        // Once records are durable and their commits acknowledged, a later failure (rotation, compaction start) must
+        // not take the acknowledgement back: each ticket is completed exactly once.
+        var acknowledged = false
+        do {
+            if let failure { throw failure }
+            if !work.entries.isEmpty { try append(work.entries) }
+            let mustSync =
+                (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
+                || work.closing || work.intervalDue
+            if mustSync { try syncSegment() }
+            if options.durability == .perCommit && !work.entries.isEmpty {
+                delivery.withLock { $0.target }?.publishDurable(work.entries.map(\.commit))
+            }
+            for entry in work.entries { entry.ticket?.complete() }
+            for ticket in work.flushTickets { ticket.complete() }
+            acknowledged = true
+            if work.compact || (!work.closing && automaticCompactionDue()) {
+                try startCompaction(tickets: work.compactionTickets)
+            } else if writer.withLock({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
+                try rotate()
+            }
+        } catch {
+            let failure = fail(error)
+            if !acknowledged {
+                for entry in work.entries { entry.ticket?.complete(failure) }
+                for ticket in work.flushTickets { ticket.complete(failure) }
+            }
+            for ticket in work.compactionTickets { ticket.complete(failure) }
+        }
+    }
+
+    func append(_ entries: [Entry]) throws {
+        try writer.withLock { w in
+            guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
+            w.unsynced = true
+            if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
+                segment.end += try writeInParts(entries[0], to: segment)
+            } else {
+                segment.end += try writeBatch(entries, to: &segment)
+            }
+            w.segment = segment
+            w.lastWritten = entries.last!.sequence
+            w.lastWrittenGraph = entries.last!.commit.snapshot
+            files.withLock { $0.segmentBytes[segment.id] = segment.end }
+        }
+    }
+
+    /// Frames `entries` into one buffer and writes it at the segment's end; returns the bytes written.
+    private func writeBatch(_ entries: [Entry], to segment: inout OpenSegment) throws -> Int {
+        var batch: [UInt8] = []
+        for entry in entries {
+            let frame = RecordFrame.encode(
+                type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
+                salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+            // A batch of one record is that record's frame, not a copy of it.
+            if batch.isEmpty { batch = frame } else { batch += frame }
+        }
+        // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
+        // bound by its data, and reserving after it would only leave zeros on disk.
+        if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
+            let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
+            if segment.file.preallocate(to: target) { segment.allocated = target }
+        }
+        if CrashPoints.isArmed("mid-record") {
+            try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
+            CrashPoints.hit("mid-record")
+        }
+        try segment.file.write(batch, at: segment.end)
+        return batch.count
+    }
+
+    /// Writes one big record as its header, payload and padding one after the other at the segment's end, so the
+    /// megabytes of its payload go to the file without first being copied into a frame; returns the bytes written.
+    private func writeInParts(_ entry: Entry, to segment: OpenSegment) throws -> Int {
+        let parts = RecordFrame.frameParts(
+            type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time, salt: segment.salt,
+            compressionLevel: Int32(options.compressionLevel))
+        try segment.file.write(parts.header, at: segment.end)
+        try segment.file.write(parts.stored, at: segment.end + parts.header.count)
+        let length = parts.header.count + parts.stored.count
+        if parts.padding > 0 {
+            try segment.file.write([UInt8](repeating: 0, count: parts.padding), at: segment.end + length)
+        }
+        return length + parts.padding
+    }
+
+    /// A batch of one record whose payload is at least this big writes the record's parts one after the other.
+    static let writtenInParts = 1 << 20
+
+    /// Batches smaller than this are written into space reserved ahead of them, `preallocationStep` at a time.
+    static let preallocateBelow = 64 << 10
+    static let preallocationStep = 256 << 10
+
+    func syncSegment() throws {
+        try writer.withLock { w in
+            guard w.unsynced, let segment = w.segment else { return }
+            try segment.file.sync()
+            w.unsynced = false
+            w.lastSync = DispatchTime.now()
+        }
+    }
+
+    /// Closes the current segment (synced) and starts the next, committed through the manifest before any record
+    /// goes into it.
+    func rotate() throws {
+        try syncSegment()
+        try writer.withLock { w in
+            guard let old = w.segment else { return }
+            let next = try OpenSegment.create(
+                id: old.id + 1, firstSequence: w.lastWritten + 1, schema: schema, layer: layer, directory: directory)
+            do {
+                try files.withLock { f in
+                    var manifest = f.manifest
+                    manifest.lastSegment = next.id
+                    manifest.generation += 1
+                    try writeManifest(manifest)
+                    f.manifest = manifest
+                    f.segmentBytes[next.id] = next.end
+                }
+            } catch {
+                next.file.close()
+                throw error
+            }
+            old.file.close()
+            w.segment = next
+        }
+    }
+
+    func writeManifest(_ manifest: Manifest) throws {
+        try layer.writeAtomically(
+            manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
+    }
+}

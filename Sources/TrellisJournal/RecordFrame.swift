@@ -1,0 +1,192 @@
+import Foundation
+import TrellisCore
+import TrellisGraph
+
+/// One framed record: the unit the journal appends and the checkpoint is made of.
+///
+///     offset size field
+///          0    4 CRC-32 of: the file's salt (8 bytes LE), bytes 4..<32 of this header, the stored payload
+///          4    4 stored payload length S
+///          8    1 type (`RecordType`; high bit: ignorable when unknown)
+///          9    1 codec (0 none, 1 zlib)
+///         10    2 flags (0)
+///         12    4 uncompressed payload length U (U == S when the codec is none)
+///         16    8 sequence number (journal: commit sequence; checkpoint: chunk number), strictly +1
+///         24    8 commit time, microseconds since 1970-01-01 UTC (checkpoint: 0)
+///         32    S stored payload, then zero padding to a multiple of 8
+struct FrameHeader: Equatable {
+    var checksum: UInt32
+    var storedLength: Int
+    var type: UInt8
+    var codec: UInt8
+    var flags: UInt16
+    var uncompressedLength: Int
+    var sequence: UInt64
+    var time: Int64
+
+    static let size = 32
+
+    init(_ bytes: some Collection<UInt8>) {
+        let b = Array(bytes)
+        var r = ByteReader(b, context: "frame")
+        checksum = try! r.u32()
+        storedLength = Int(try! r.u32())
+        type = try! r.u8()
+        codec = try! r.u8()
+        flags = try! r.u16()
+        uncompressedLength = Int(try! r.u32())
+        sequence = try! r.u64()
+        time = Int64(bitPattern: try! r.u64())
+    }
+
+    /// The frame's size on disk: header, payload and padding.
+    var frameSize: Int { RecordFrame.align(Self.size + storedLength) }
+
+    var isAllZero: Bool {
+        checksum == 0 && storedLength == 0 && type == 0 && codec == 0 && flags == 0 && uncompressedLength == 0
+            && sequence == 0 && time == 0
+    }
+}
+
+/// A record read back and checked: where it was, its header, and its stored payload.
+struct Frame {
+    var offset: Int
+    var header: FrameHeader
+    var stored: [UInt8]
+
+    var isCompressed: Bool { header.codec == RecordCodec.zlib.rawValue }
+
+    /// The payload as it was before compression; throws `.corrupt` when inflating fails or gives the wrong size.
+    func payload(file: String) throws -> [UInt8] {
+        guard isCompressed else { return stored }
+        guard let out = Zlib.decompress(stored[...], count: header.uncompressedLength) else {
+            throw TrellisError(.corrupt, "\(file) at offset \(offset): the compressed payload does not inflate")
+        }
+        return out
+    }
+}
+
+/// Frames payloads into records (compressing when it pays) and computes their salted checksums.
+package enum RecordFrame {
+    /// Payloads shorter than this are stored as they are: setting up a deflate stream costs more than the few bytes
+    /// it would save on a one-object commit.
+    static let minimumCompressedPayload = 512
+
+    static func align(_ n: Int) -> Int { (n + JournalFormat.alignment - 1) & ~(JournalFormat.alignment - 1) }
+
+    /// Payloads at least this long are deflated with Huffman codes only: on a commit of 100,000 objects, string
+    /// matching took 170 ms against 66 ms (zlib level 1, one thread) to save 6% of the bytes, all of it while the save
+    /// waited. They are stored deflated only when that saves at least 1/`largeSavingFraction` of their bytes.
+    static let huffmanOnlyPayload = 64 << 10
+
+    /// A large payload is stored deflated only when deflate at least halves it. A large record is on its commit's
+    /// path, and Huffman coding (about 135 MB/s here) costs it more time than writing and syncing the bytes it saves
+    /// (W1's 8.9 MB took 9–17 ms to write and sync, 66 ms to deflate); compaction compresses everything anyway.
+    /// (The 100,000-object save of the standard bench deflated by 11% for 66 ms; a 100,000-object update's 2.4 MB
+    /// by 13% for about 18 ms, split over both cores.)
+    static let largeSavingFraction = 2
+
+    /// Bytes of a large payload deflated first, in four pieces spread over it, to predict whether the whole would
+    /// save enough; the whole is deflated only when the sample does.
+    static let sampleBytes = 64 << 10
+
+    /// Frames a payload, compressing it with zlib at `level` when that makes it smaller (nil: never).
+    package static func encode(
+        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
+    ) -> [UInt8] {
+        let parts = frameParts(
+            type: type, payload: payload, sequence: sequence, time: time, salt: salt, compressionLevel: compressionLevel
+        )
+        var w = ByteWriter(capacity: FrameHeader.size + parts.stored.count + parts.padding)
+        w.append(parts.header)
+        w.append(parts.stored)
+        w.pad(to: JournalFormat.alignment)
+        return w.bytes
+    }
+
+    /// A frame in its three parts, which follow one another on disk: the header (`FrameHeader.size` bytes, checksum
+    /// included), the stored payload, and `padding` zero bytes up to the alignment. `encode` joins them; the flusher
+    /// writes a big record's parts one after the other instead, so its payload is not copied into a frame first.
+    static func frameParts(
+        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
+    ) -> (header: [UInt8], stored: [UInt8], padding: Int) {
+        var stored = payload
+        var codec = RecordCodec.none
+        if let level = compressionLevel, payload.count >= minimumCompressedPayload,
+            let packed = deflated(payload, level: level)
+        {
+            stored = packed
+            codec = .zlib
+        }
+        var w = ByteWriter(capacity: FrameHeader.size)
+        w.u32(0)
+        w.u32(UInt32(stored.count))
+        w.u8(type.rawValue)
+        w.u8(codec.rawValue)
+        w.u16(0)
+        w.u32(UInt32(payload.count))
+        w.u64(sequence)
+        w.u64(UInt64(bitPattern: time))
+        w.setU32(checksum(salt: salt, header: w.bytes[4..<FrameHeader.size], stored: stored[...]), at: 0)
+        let length = FrameHeader.size + stored.count
+        return (w.bytes, stored, align(length) - length)
+    }
+
+    /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one
+    /// (`huffmanOnlyPayload` and more, deflated with Huffman codes only) at least 1/`largeSavingFraction`, tried on a
+    /// sample first.
+    static func deflated(_ payload: [UInt8], level: Int32) -> [UInt8]? {
+        guard payload.count >= huffmanOnlyPayload else { return Zlib.compress(payload, level: level) }
+        func limit(_ n: Int) -> Int { n - n / largeSavingFraction }
+        if payload.count > 2 * sampleBytes {
+            let piece = sampleBytes / 4
+            var sample: [UInt8] = []
+            sample.reserveCapacity(sampleBytes)
+            for k in 0..<4 {
+                let start = (payload.count - piece) * k / 3
+                sample += payload[start..<(start + piece)]
+            }
+            guard Zlib.compress(sample, level: level, strategy: .huffmanOnly, limit: limit(sample.count)) != nil
+            else { return nil }
+        }
+        return Zlib.compress(payload, level: level, strategy: .huffmanOnly, limit: limit(payload.count))
+    }
+
+    static func checksum(salt: UInt64, header: ArraySlice<UInt8>, stored: ArraySlice<UInt8>) -> UInt32 {
+        var saltBytes = ByteWriter(capacity: 8)
+        saltBytes.u64(salt)
+        return Zlib.crc32(Zlib.crc32(Zlib.crc32(0, saltBytes.bytes), header), stored)
+    }
+
+    package static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+}
+
+/// Reads a file through a window of a megabyte, so scanning costs few system calls and bounded memory.
+struct FileWindow {
+    let file: any LayerFile
+    let size: Int
+    private var base = 0
+    private var buffer: [UInt8] = []
+    static let windowBytes = 1 << 20
+
+    init(_ file: any LayerFile, size: Int) {
+        self.file = file
+        self.size = size
+    }
+
+    /// Up to `count` bytes at `offset` (fewer at the end of the file).
+    mutating func bytes(at offset: Int, count: Int) throws -> ArraySlice<UInt8> {
+        let count = max(0, min(count, size - offset))
+        if offset >= base, offset + count <= base + buffer.count {
+            return buffer[(offset - base)..<(offset - base + count)]
+        }
+        if count > Self.windowBytes { return try file.read(at: offset, count: count)[...] }
+        base = offset
+        buffer = try file.read(at: offset, count: min(Self.windowBytes, size - offset))
+        return buffer[0..<min(count, buffer.count)]
+    }
+}

@@ -1,0 +1,44 @@
+import TrellisCore
+import TrellisGraph
+
+/// What opening a store from its directory found and did: the checkpoint and records it loaded, the torn tail it
+/// dropped (and where it backed the bytes up), what salvage skipped, and which leftover files it removed.
+///
+/// ```swift
+/// let store = try Store(directory: url, schema: schema)
+/// if let report = store.recoveryReport, report.droppedBytes > 0 {
+///     log("dropped a torn tail of \(report.droppedBytes) bytes; backup in \(report.tailBackup ?? "-")")
+/// }
+/// ```
+public struct RecoveryReport: Sendable, CustomStringConvertible {
+    /// Whether the directory held no store and a new one was created.
+    public var created = false
+    /// The sequence number of the checkpoint loaded (0: none).
+    public var checkpointSequence: UInt64 = 0
+    /// Journal records replayed after the checkpoint.
+    public var replayedRecords = 0
+    /// The sequence number of the last commit recovered.
+    public var lastSequence: UInt64 = 0
+    /// The torn tail found at the end of the last segment, if any.
+    public var tornTail: JournalProblem?
+    /// Bytes dropped from the end of the last segment (0 when there was no torn tail).
+    public var droppedBytes = 0
+    /// The file (in the store directory) holding a copy of the dropped bytes.
+    public var tailBackup: String?
+    /// Damage that `.salvage` skipped; each skipped range or record is lost.
+    public var skipped: [JournalProblem] = []
+    /// Temporary and unreferenced files removed after the open succeeded.
+    public var removedFiles: [String] = []
+
+    public init() {}
+
+    public var description: String {
+        var parts = [created ? "created" : "recovered through sequence \(lastSequence)"]
+        if checkpointSequence > 0 { parts.append("checkpoint \(checkpointSequence)") }
+        parts.append("\(replayedRecords) records replayed")
+        if droppedBytes > 0 { parts.append("dropped a torn tail of \(droppedBytes) bytes") }
+        if !skipped.isEmpty { parts.append("salvage skipped \(skipped.count) problems") }
+        if !removedFiles.isEmpty { parts.append("removed \(removedFiles.count) leftover files") }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,86 @@
+import Synchronization
+import TrellisCore
+import TrellisGraph
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open file of a `SimulatedFileLayer`: it names the file's node, so renames do not disturb it, as on POSIX.
+final class SimulatedFile: LayerFile {
+    let layer: SimulatedFileLayer
+    let node: Int
+    let path: String
+    let writable: Bool
+
+    init(layer: SimulatedFileLayer, node: Int, path: String, writable: Bool) {
+        self.layer = layer
+        self.node = node
+        self.path = path
+        self.writable = writable
+    }
+
+    func size() throws -> Int {
+        try layer.fileOperation(.size, path) { $0.nodes[node]?.current.count ?? 0 }
+    }
+
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        try layer.fileOperation(.read, path) { s in
+            s.largestRead = max(s.largestRead, count)
+            let data = s.nodes[node]?.current ?? []
+            guard offset < data.count else { return [] }
+            return Array(data[offset..<min(data.count, offset + count)])
+        }
+    }
+
+    func write(_ bytes: [UInt8], at offset: Int) throws {
+        guard writable else { throw SimulatedFileLayer.error(EBADF, "pwrite", path) }
+        try layer.writeOperation(node, path, bytes, at: offset)
+    }
+
+    func truncate(to size: Int) throws {
+        try layer.fileOperation(.truncate, path) { s in
+            guard var data = s.nodes[node]?.current else { return }
+            if data.count > size {
+                data.removeLast(data.count - size)
+            } else {
+                data.append(contentsOf: repeatElement(0, count: size - data.count))
+            }
+            s.nodes[node]!.current = data
+        }
+    }
+
+    func sync() throws {
+        let delay = layer.state.withLock { $0.syncDelay }
+        if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
+        try layer.fileOperation(.sync, path) { s in
+            if let data = s.nodes[node]?.current { s.nodes[node]!.synced = data }
+        }
+    }
+
+    func close() {}
+}
+
+/// A lock of a `SimulatedFileLayer`, so that a second store on the same simulated disk is refused as on a real one.
+final class SimulatedLock: LayerLock {
+    let layer: SimulatedFileLayer
+    let path: String
+    private let held = Mutex(true)
+
+    init(layer: SimulatedFileLayer, path: String) {
+        self.layer = layer
+        self.path = path
+    }
+
+    func release() {
+        let wasHeld = held.withLock { h in
+            defer { h = false }
+            return h
+        }
+        if wasHeld { layer.state.withLock { _ = $0.locks.remove(path) } }
+    }
+
+    deinit { release() }
+}

@@ -1,0 +1,299 @@
+import Synchronization
+import TrellisCore
+import TrellisGraph
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An in-memory file layer that remembers what a real disk would keep after a power cut, and fails on demand: the
+/// F harness of the crash matrix.
+///
+/// Like LevelDB's fault-injection environment it remembers, per file, which bytes were synced, and per directory,
+/// which entries (creates, renames, unlinks) were synced; like SQLite's crash VFS a crash can drop, keep, keep a
+/// random part of, tear or garble what was not synced. Any operation can be made to fail (the Nth one, once or for
+/// good, with `EIO` or `ENOSPC`, a failing write optionally tearing), and every operation is recorded in order.
+///
+/// ```swift
+/// let disk = SimulatedFileLayer()
+/// disk.inject(.init(.sync, error: EIO))             // the first fsync fails
+/// ... use a store on it ...
+/// let after = disk.crash(.init(data: .dropUnsynced)) // what survives; `disk` is dead from now on
+/// ```
+final class SimulatedFileLayer: FileLayer {
+    /// The kinds of operation, for recording and for aiming faults.
+    enum Operation: String, Sendable, CaseIterable {
+        case mkdir, list, open, create, read, size, write, truncate, sync, rename, remove, syncDirectory, lock
+    }
+
+    /// One recorded operation.
+    struct Event: Sendable, Equatable, CustomStringConvertible {
+        var operation: Operation
+        var path: String
+        var description: String { "\(operation.rawValue) \(path)" }
+    }
+
+    /// A failure to inject: the `nth` matching operation (counted from when the fault is injected) fails, and with
+    /// `persistent` every matching one after it too.
+    struct Fault: Sendable {
+        var operations: Set<Operation>
+        var pathContains: String?
+        var nth: Int
+        var persistent: Bool
+        var error: Int32
+        /// A failing write first stores this fraction of its bytes (a short write; a torn frame on disk).
+        var tearFraction: Double?
+        var seen = 0
+
+        init(
+            _ operations: Set<Operation> = [], pathContains: String? = nil, nth: Int = 1, persistent: Bool = false,
+            error: Int32 = EIO, tearFraction: Double? = nil
+        ) {
+            self.operations = operations
+            self.pathContains = pathContains
+            self.nth = nth
+            self.persistent = persistent
+            self.error = error
+            self.tearFraction = tearFraction
+        }
+
+        init(
+            _ operation: Operation, pathContains: String? = nil, nth: Int = 1, persistent: Bool = false,
+            error: Int32 = EIO, tearFraction: Double? = nil
+        ) {
+            self.init(
+                [operation], pathContains: pathContains, nth: nth, persistent: persistent, error: error,
+                tearFraction: tearFraction)
+        }
+    }
+
+    /// What a crash keeps.
+    struct CrashPolicy: Sendable {
+        enum Data: Sendable {
+            /// Only synced bytes survive.
+            case dropUnsynced
+            /// Every written byte survives (the process died, the machine did not).
+            case keepUnsynced
+            /// Each unsynced 512-byte sector survives or not, at random, and the length lands between the synced
+            /// and the written one.
+            case keepRandomSectors(seed: UInt64)
+            /// Everything written survives, except that one unsynced sector is filled with random bytes.
+            case garbleRandomSector(seed: UInt64)
+            /// Unsynced bytes survive up to a random offset (a torn write).
+            case tearUnsynced(seed: UInt64)
+            /// Everything written survives, except that the unsynced bytes of one sector are random: a torn sector
+            /// on a disk that never harms the bytes around a write (SQLite's "powersafe overwrite").
+            case garbleUnsyncedBytes(seed: UInt64)
+        }
+        var data: Data
+        /// Whether directory entries not yet synced survive (they often do; crash tests must assume they may not).
+        var keepUnsyncedEntries: Bool
+
+        init(data: Data = .dropUnsynced, keepUnsyncedEntries: Bool = false) {
+            self.data = data
+            self.keepUnsyncedEntries = keepUnsyncedEntries
+        }
+    }
+
+    static let sectorSize = 512
+
+    /// A file's bytes as written, and as last synced.
+    struct Node: Sendable {
+        var current: [UInt8] = []
+        var synced: [UInt8] = []
+    }
+
+    /// A directory's entries as they are, and as last synced.
+    struct Directory: Sendable {
+        var entries: [String: Int] = [:]
+        var durableEntries: [String: Int] = [:]
+        var isDurable = false
+    }
+
+    /// The whole simulated disk, under one lock.
+    struct State: Sendable {
+        var nodes: [Int: Node] = [:]
+        var nextNode = 1
+        var directories: [String: Directory] = ["/": Directory(isDurable: true)]
+        var faults: [Fault] = []
+        var events: [Event] = []
+        var recording = true
+        var haltAfter: Int?
+        var operationCount = 0
+        var dead = false
+        var locks: Set<String> = []
+        /// Seconds each file sync takes (outside the disk's lock), to make group commit observable.
+        var syncDelay: Double = 0
+        /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
+        var largestRead = 0
+    }
+
+    let state: Mutex<State>
+
+    init() { state = Mutex(State()) }
+
+    init(_ initial: State) { state = Mutex(initial) }
+
+    // MARK: Test controls
+
+    func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+
+    func clearFaults() { state.withLock { $0.faults.removeAll() } }
+
+    /// Every operation so far, in order.
+    var events: [Event] { state.withLock { $0.events } }
+
+    var operationCount: Int { state.withLock { $0.operationCount } }
+
+    /// The largest byte count a single read has asked for since the layer was made or `resetLargestRead()`.
+    var largestRead: Int { state.withLock { $0.largestRead } }
+
+    func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
+
+    /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
+    func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
+
+    /// An independent copy of the disk as it is now (written data and entries, synced or not); this one lives on.
+    func copy() -> SimulatedFileLayer {
+        state.withLock { s in
+            var copy = State()
+            copy.nodes = s.nodes
+            copy.nextNode = s.nextNode
+            copy.directories = s.directories
+            return SimulatedFileLayer(copy)
+        }
+    }
+
+    /// The bytes a file holds now (written, synced or not), or nil when there is no such file.
+    func contents(_ path: String) -> [UInt8]? {
+        state.withLock { s in
+            let (dir, name) = Self.split(path)
+            guard let node = s.directories[dir]?.entries[name] else { return nil }
+            return s.nodes[node]?.current
+        }
+    }
+
+    /// Replaces a file's bytes as if they had been written and synced (a byte-level mutator for tests).
+    func setContents(_ path: String, _ bytes: [UInt8]) {
+        state.withLock { s in
+            let (dir, name) = Self.split(path)
+            guard let node = s.directories[dir]?.entries[name] else { return }
+            s.nodes[node] = Node(current: bytes, synced: bytes)
+        }
+    }
+
+    // MARK: FileLayer
+
+    func exists(_ path: String) -> (exists: Bool, isDirectory: Bool) {
+        state.withLock { s in
+            if s.directories[path] != nil { return (true, true) }
+            let (dir, name) = Self.split(path)
+            return (s.directories[dir]?.entries[name] != nil, false)
+        }
+    }
+
+    func createDirectory(_ path: String) throws {
+        try state.withLock { s in
+            try s.begin(.mkdir, path)
+            let (parent, _) = Self.split(path)
+            if s.directories[path] == nil {
+                guard s.directories[parent] != nil else { throw Self.error(ENOENT, "mkdir", path) }
+                s.directories[path] = Directory()
+            }
+            // As `PosixFileLayer`: an existing directory's entry is synced again.
+            try s.begin(.syncDirectory, parent)
+            s.directories[path]!.isDurable = s.directories[parent]!.isDurable
+        }
+    }
+
+    func list(_ directory: String) throws -> [String] {
+        try state.withLock { s in
+            try s.begin(.list, directory)
+            guard let dir = s.directories[directory] else { throw Self.error(ENOENT, "opendir", directory) }
+            return Array(dir.entries.keys)
+        }
+    }
+
+    func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile {
+        try state.withLock { s in
+            let (dir, name) = Self.split(path)
+            guard s.directories[dir] != nil else { throw Self.error(ENOENT, "open", path) }
+            switch mode {
+            case .read, .readWrite:
+                try s.begin(.open, path)
+                guard let node = s.directories[dir]!.entries[name] else { throw Self.error(ENOENT, "open", path) }
+                return SimulatedFile(layer: self, node: node, path: path, writable: mode == .readWrite)
+            case .create:
+                try s.begin(.create, path)
+                if let node = s.directories[dir]!.entries[name] {
+                    s.nodes[node]!.current = []
+                    return SimulatedFile(layer: self, node: node, path: path, writable: true)
+                }
+                let node = s.nextNode
+                s.nextNode += 1
+                s.nodes[node] = Node()
+                s.directories[dir]!.entries[name] = node
+                return SimulatedFile(layer: self, node: node, path: path, writable: true)
+            }
+        }
+    }
+
+    func rename(_ from: String, to: String) throws {
+        try state.withLock { s in
+            try s.begin(.rename, from + " -> " + to)
+            let (fromDir, fromName) = Self.split(from)
+            let (toDir, toName) = Self.split(to)
+            guard let node = s.directories[fromDir]?.entries[fromName], s.directories[toDir] != nil else {
+                throw Self.error(ENOENT, "rename", from)
+            }
+            s.directories[fromDir]!.entries[fromName] = nil
+            s.directories[toDir]!.entries[toName] = node
+        }
+    }
+
+    func remove(_ path: String) throws {
+        try state.withLock { s in
+            try s.begin(.remove, path)
+            let (dir, name) = Self.split(path)
+            guard s.directories[dir]?.entries.removeValue(forKey: name) != nil else {
+                throw Self.error(ENOENT, "unlink", path)
+            }
+        }
+    }
+
+    func syncDirectory(_ path: String) throws {
+        try state.withLock { s in
+            try s.begin(.syncDirectory, path)
+            guard let dir = s.directories[path] else { throw Self.error(ENOENT, "fsync", path) }
+            s.directories[path]!.durableEntries = dir.entries
+        }
+    }
+
+    func lockExclusively(_ path: String) throws -> any LayerLock {
+        try state.withLock { s in
+            try s.begin(.lock, path)
+            guard s.locks.insert(path).inserted else {
+                throw TrellisError(.locked, "\(path) is locked by another writer of this simulated disk")
+            }
+            let (dir, name) = Self.split(path)
+            if s.directories[dir]?.entries[name] == nil, s.directories[dir] != nil {
+                s.nodes[s.nextNode] = Node()
+                s.directories[dir]!.entries[name] = s.nextNode
+                s.nextNode += 1
+            }
+            return SimulatedLock(layer: self, path: path)
+        }
+    }
+
+    static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let dir = slash == path.startIndex ? "/" : String(path[..<slash])
+        return (dir, String(path[path.index(after: slash)...]))
+    }
+
+    static func error(_ code: Int32, _ call: String, _ path: String) -> TrellisError {
+        posixError(call, path, code)
+    }
+}

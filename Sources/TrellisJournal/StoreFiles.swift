@@ -1,0 +1,57 @@
+import TrellisCore
+import TrellisGraph
+
+/// The files of a store directory, sorted by what their names say they are.
+package struct StoreFiles {
+    var manifest: Manifest?
+    /// Why the manifest could not be read, when there is one that fails its checks.
+    var manifestProblem: String?
+    package var segments: [UInt64: String] = [:]
+    package var checkpoints: [UInt64: String] = [:]
+    package var temporaries: [String] = []
+    var hasManifestFile = false
+
+    package static func list(_ layer: any FileLayer, _ directory: String) throws -> StoreFiles {
+        var files = StoreFiles()
+        for name in try layer.list(directory) {
+            if name.hasSuffix(JournalFormat.temporarySuffix) {
+                files.temporaries.append(name)
+            } else if let id = JournalFormat.segmentID(name) {
+                files.segments[id] = name
+            } else if let sequence = JournalFormat.checkpointSequence(name) {
+                files.checkpoints[sequence] = name
+            } else if name == JournalFormat.manifestName {
+                files.hasManifestFile = true
+            }
+        }
+        if files.hasManifestFile {
+            do {
+                let bytes = try layer.readWhole(
+                    joinPath(directory, JournalFormat.manifestName), limit: JournalFormat.maxHeaderBytes)
+                files.manifest = try Manifest.parse(bytes, file: JournalFormat.manifestName)
+            } catch let error as TrellisError where error.code == .corrupt {
+                files.manifestProblem = error.message
+            }
+        }
+        files.temporaries.sort()
+        return files
+    }
+
+    /// Files of the store's kinds that the manifest does not reference: left by a crash during rotation or
+    /// compaction, or by a compaction that had not yet deleted what it replaced.
+    package func unreferenced(by manifest: Manifest) -> [String] {
+        var names = temporaries
+        for (id, name) in segments where id < manifest.firstSegment || id > manifest.lastSegment { names.append(name) }
+        for (sequence, name) in checkpoints where sequence != manifest.checkpointSequence { names.append(name) }
+        return names.sorted()
+    }
+}
+
+/// Reads the header of the segment `name`, checking it whole; throws `.corrupt` for a bad one.
+func readSegmentHeader(_ file: any LayerFile, name: String, size: Int) throws -> FileHeader {
+    let prefix = try file.read(at: 0, count: min(size, 16))
+    guard let length = FileHeader.length(prefix, magic: JournalFormat.segmentMagic), length <= size else {
+        throw TrellisError(.corrupt, "\(name): not a Trellis segment, or its header is truncated")
+    }
+    return try FileHeader.parse(try file.read(at: 0, count: length), magic: JournalFormat.segmentMagic, file: name)
+}

@@ -1,0 +1,88 @@
+import TrellisCore
+import TrellisGraph
+
+/// How a directory store is opened: durability, recovery policy, read-only access, compaction.
+///
+/// ```swift
+/// let store = try Store(directory: url, schema: schema,
+///                       options: StoreOptions(durability: .interval(1), recovery: .strict))
+/// ```
+public struct StoreOptions: Sendable {
+    /// When a commit reaches the disk.
+    ///
+    /// The default is `.perCommit`: a commit returns only after its record is synced, and readers never see a commit
+    /// that a crash could take back — what Core Data and SQLite (`synchronous=FULL`) users expect from "saved".
+    /// Group commit makes concurrent commits share one sync, so the price falls mostly on a single thread committing
+    /// many tiny transactions, which can choose `.interval`.
+    public enum Durability: Sendable, Equatable {
+        /// `commit` returns after its record is synced; concurrent commits share one sync; a commit is published to
+        /// readers only once durable.
+        case perCommit
+        /// Commits are published at once and written promptly; a sync runs at most this many seconds after a
+        /// write. A crash loses at most about that window (a process crash loses nothing already written).
+        case interval(Double)
+        /// Commits are published at once and written promptly; syncs happen only on `flush()`, `close()`,
+        /// rotation and compaction. A power cut can lose any commit since the last of those.
+        case none
+    }
+
+    /// What opening a store does with damage it finds (RocksDB calls these WAL recovery modes).
+    public enum Recovery: Sendable, Equatable {
+        /// Refuse any damage, a torn tail included.
+        case strict
+        /// Drop a torn tail of the last segment (backing the bytes up to a file, reported in `RecoveryReport`);
+        /// refuse any other damage. The default: a torn tail is what a crash during an append leaves, and it holds
+        /// no acknowledged commit.
+        case tolerateTornTail
+        /// Skip damaged records and records that no longer apply, keep the rest, and rewrite the store as a fresh
+        /// checkpoint (damaged segments are kept as `*.damaged` files). Reports what was skipped.
+        case salvage
+    }
+
+    /// When compaction runs by itself: once the journal since the last checkpoint is both larger than
+    /// `minimumJournalBytes` and larger than `journalToCheckpointRatio` times the checkpoint. Replay time grows with
+    /// the journal and disk use is checkpoint + journal, so this keeps both within about twice the live data, while
+    /// the minimum keeps small stores from compacting often.
+    public struct Compaction: Sendable, Equatable {
+        public var automatic: Bool
+        public var minimumJournalBytes: Int
+        public var journalToCheckpointRatio: Double
+
+        public init(automatic: Bool = true, minimumJournalBytes: Int = 4 << 20, journalToCheckpointRatio: Double = 1) {
+            self.automatic = automatic
+            self.minimumJournalBytes = minimumJournalBytes
+            self.journalToCheckpointRatio = journalToCheckpointRatio
+        }
+
+        /// Only `Store.compact()` compacts.
+        public static let manual = Compaction(automatic: false)
+    }
+
+    public var durability: Durability
+    public var recovery: Recovery
+    /// Open without the writer lock and without changing any file; commits throw `.readOnly`.
+    public var readOnly: Bool
+    public var compaction: Compaction
+    /// A segment is closed and a new one started once it grows past this size.
+    public var segmentBytes: Int
+    /// zlib level for journal records (1: fastest, 9: smallest). Records are written on the commit path, so the
+    /// default favours speed; checkpoints, written in the background, use 6.
+    public var compressionLevel: Int
+
+    /// The file layer all I/O goes through (tests put a fault-injecting one here).
+    package var fileLayer: any FileLayer = PosixFileLayer()
+    /// Runs after each checkpoint chunk is written (tests use it to hold a compaction open).
+    var checkpointChunkHook: (@Sendable () -> Void)?
+
+    public init(
+        durability: Durability = .perCommit, recovery: Recovery = .tolerateTornTail, readOnly: Bool = false,
+        compaction: Compaction = Compaction(), segmentBytes: Int = 64 << 20, compressionLevel: Int = 1
+    ) {
+        self.durability = durability
+        self.recovery = recovery
+        self.readOnly = readOnly
+        self.compaction = compaction
+        self.segmentBytes = segmentBytes
+        self.compressionLevel = compressionLevel
+    }
+}

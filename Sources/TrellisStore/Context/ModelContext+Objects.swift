@@ -1,0 +1,159 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+extension ModelContext {
+    /// Inserts an unmanaged object, and the unmanaged objects its relationships reach; each gets a permanent
+    /// `objectID` now. Inserting an object this context already manages does nothing.
+    ///
+    /// ```swift
+    /// let chore = Chore(title: "Plan", project: launch)
+    /// context.insert(chore)
+    /// print(chore.objectID!)          // Chore#1: permanent, usable before save
+    /// ```
+    /// - Complexity: O(p + r) for p properties and r related objects.
+    public func insert(_ model: Model) {
+        if model.modelContext === self { return }
+        precondition(model.modelContext == nil, "Trellis: \(model) belongs to another context")
+        let binding = binding(for: type(of: model))
+        let layout = schema.layouts[Int(binding.entity)]
+        let properties = ModelMirror.properties(of: model)
+        var row = layout.attributes.map { $0.defaultValue ?? .null }
+        var related: [(ordinal: Int, targets: [Model])] = []
+        for (ordinal, property) in properties.enumerated() {
+            switch binding.columns[ordinal] {
+            case .attribute(let a):
+                row[a] = normalized(property.storage.unmanagedValue ?? .null, layout.attributes[a], layout.name)
+            case .relationship:
+                if let targets = property.storage.unmanagedTargets, !targets.isEmpty {
+                    related.append((ordinal, targets))
+                }
+            }
+        }
+        let id = ObjectID(entity: binding.entity, serial: store.allocator.allocate(binding.entity))
+        pending.insert(id, row: row)
+        adopt(model, id, binding)
+        for (ordinal, targets) in related {
+            setTargets(id, binding, ordinal, targets)
+        }
+    }
+
+    /// Deletes an object, and what its cascade rules reach, from this context's view at once; the store deletes them
+    /// at `save()`, applying the delete rules against its newest version. Deleting an object inserted since the last
+    /// save simply drops it.
+    /// - Complexity: O(c) for c objects the cascade reaches.
+    public func delete(_ model: Model) {
+        guard let id = model.storedID else { return }
+        precondition(model.modelContext === self, "Trellis: \(model) belongs to another context")
+        delete(id)
+    }
+
+    /// Deletes the object with this ID (see `delete(_:)`).
+    /// - Complexity: O(c) for c objects the cascade reaches.
+    public func delete(_ id: ObjectID) {
+        let view = self.view
+        guard view.exists(id) else { return }
+        var doomed = [id]
+        var seen: Set<ObjectID> = [id]
+        var next = 0
+        while next < doomed.count {
+            let x = doomed[next]
+            next += 1
+            for (k, rel) in schema.layouts[Int(x.entity)].relationships.enumerated() where rel.deleteRule == .cascade {
+                for t in view.rawTargets(x, k, depth: view.layers.count) where !seen.contains(t) && view.exists(t) {
+                    seen.insert(t)
+                    doomed.append(t)
+                }
+            }
+        }
+        noteOrigin(id)
+        for (n, x) in doomed.enumerated() {
+            pending.delete(x, requested: n == 0)
+        }
+    }
+
+    /// The object with this ID as a model of type `T`, or nil when it does not exist in this context's view.
+    ///
+    /// ```swift
+    /// let id = chore.objectID!                       // on one thread
+    /// let same = other.model(for: id, as: Chore.self)   // in another context
+    /// ```
+    /// - Complexity: O(depth), a few hash lookups.
+    public func model<T: Model>(for id: ObjectID, as type: T.Type = T.self) -> T? {
+        guard view.exists(id) else { return nil }
+        return materialize(id, as: type)
+    }
+
+    /// The one object of this context for `id`, made with `init()` the first time it is asked for.
+    func materialize<T: Model>(_ id: ObjectID, as type: T.Type) -> T {
+        if let existing = registered[id]?.object {
+            guard let typed = existing as? T else {
+                preconditionFailure("Trellis: \(schema.describe(id)) is a \(Swift.type(of: existing)), not a \(T.self)")
+            }
+            return typed
+        }
+        let binding = binding(for: type)
+        precondition(binding.entity == id.entity, "Trellis: \(schema.describe(id)) is not a \(T.self)")
+        let object = T()
+        adopt(object, id, binding)
+        return object
+    }
+
+    private func adopt(_ object: Model, _ id: ObjectID, _ binding: EntityBinding) {
+        object.modelContext = self
+        object.storedID = id
+        object.binding = binding
+        register(object, id)
+    }
+
+    func normalized(_ value: Value, _ attribute: AttributeDescription, _ entity: String) -> Value {
+        guard let v = attribute.type.normalized(value) else {
+            preconditionFailure("Trellis: \(entity).\(attribute.name) is \(attribute.type); \(value) does not fit")
+        }
+        return v
+    }
+
+    // MARK: Property access from the wrappers
+
+    /// The value a managed object's attribute has in this context's view. An object deleted here but not yet saved
+    /// keeps reading its last values; nil when nothing holds the object any more.
+    func attributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> Value? {
+        view.value(id, binding.attribute(ordinal))
+    }
+
+    func setAttributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ value: Value) {
+        let a = binding.attribute(ordinal)
+        let layout = schema.layouts[Int(id.entity)]
+        let value = normalized(value, layout.attributes[a], layout.name)
+        let view = self.view
+        guard view.exists(id), view.value(id, a) != value else { return }
+        noteOrigin(id)
+        pending.set(id, a, value)
+    }
+
+    func targetIDs(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> [ObjectID] {
+        let view = self.view
+        guard view.exists(id) else { return [] }
+        return view.targets(id, binding.relationship(ordinal))
+    }
+
+    /// Makes `targets` the relationship's targets, inserting unmanaged ones; the inverse ends follow.
+    func setTargets(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ targets: [Model]) {
+        let rel = binding.relationship(ordinal)
+        let ids = targets.map { target -> ObjectID in
+            if target.modelContext == nil { insert(target) }
+            precondition(target.modelContext === self, "Trellis: \(target) belongs to another context")
+            return target.storedID!
+        }
+        guard view.exists(id) else { return }
+        if schema.layouts[Int(id.entity)].relationships[rel].isToMany {
+            let current = view.targets(id, rel)
+            let wanted = Set(ids)
+            for t in current where !wanted.contains(t) { unlink(id, rel, t) }
+            let present = Set(current)
+            for t in ids where !present.contains(t) { link(id, rel, t) }
+        } else {
+            setTarget(id, rel, ids.first)
+        }
+    }
+}

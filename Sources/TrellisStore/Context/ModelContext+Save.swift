@@ -1,0 +1,114 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+extension ModelContext {
+    /// Saves the pending changes: a root context commits them to the store as one transaction (durable when it
+    /// returns, in the store's durability mode); a child context pushes them into its parent.
+    ///
+    /// ```swift
+    /// do { try context.save() }
+    /// catch let error as TrellisError where error.code == .conflict { print(error.message) }
+    /// ```
+    ///
+    /// Conflicts are found optimistically: each object this context changed is compared between the snapshot it was
+    /// read from and the newest one, and `mergePolicy` decides. The commit re-checks those objects and the save
+    /// retries if a commit slipped in between. On a thrown error nothing is saved and the changes stay pending.
+    /// - Complexity: O(c) for c pending changes (plus the commit's own cost); O(c) into a parent.
+    public func save() throws {
+        guard hasChanges else { return }
+        if let parent {
+            pushChanges(into: parent)
+            pending.removeAll()
+            return
+        }
+        let store = self.store
+        while true {
+            let newest = store.snapshot
+            var plan = planSave(against: newest)
+            if mergePolicy == .error, !plan.conflicts.isEmpty {
+                throw TrellisError(
+                    .conflict,
+                    "save found \(plan.conflicts.count) conflict(s): "
+                        + plan.conflicts.map(\.description).joined(separator: "; "), object: plan.conflicts[0].object)
+            }
+            let watched = plan.watched.sorted()
+            plan.transaction.checks.append { head in
+                try Self.check(head, unchangedSince: newest, watched)
+            }
+            let commit: Commit
+            do {
+                commit = try store.commit(plan.transaction)
+            } catch let error as TrellisError where error.code == .staleSnapshot {
+                continue
+            }
+            didSave(commit)
+            return
+        }
+    }
+
+    /// The conflicts saving now would meet, without saving.
+    ///
+    /// ```swift
+    /// for conflict in context.conflicts() { print(conflict) }   // Chore#4: this context changed title, ...
+    /// ```
+    /// - Complexity: O(c) for c pending changes.
+    public func conflicts() -> [SaveConflict] {
+        guard parent == nil else { return [] }
+        return planSave(against: store.snapshot).conflicts
+    }
+
+    private func planSave(against newest: Graph) -> SavePlanner.Plan {
+        let planner = SavePlanner(
+            view: view, pending: pending, newest: newest, origin: { [unowned self] in origin(of: $0) },
+            policy: mergePolicy)
+        return planner.plan(store.transaction())
+    }
+
+    private func didSave(_ commit: Commit) {
+        pending.removeAll()
+        if observers.follows { observers.ownSaves.insert(commit.sequence) }
+        advance(to: commit.snapshot)
+        resetEpochs()
+    }
+
+    /// Throws `staleSnapshot` when a watched object's row or to-one targets differ between the two versions.
+    private static func check(_ head: Graph, unchangedSince expected: Graph, _ watched: [ObjectID]) throws {
+        guard head.sequence != expected.sequence else { return }
+        let schema = head.schema
+        for id in watched {
+            var same = head.row(id) == expected.row(id)
+            for (k, r) in schema.layouts[Int(id.entity)].relationships.enumerated() where same && !r.isToMany {
+                let key = RelationshipKey(entity: id.entity, index: k)
+                same = head.targets(id, key) == expected.targets(id, key)
+            }
+            if !same { throw TrellisError(.staleSnapshot, "\(schema.describe(id)) changed during save", object: id) }
+        }
+    }
+
+    /// A child's save: its layer is folded into the parent's, which then holds the changes pending.
+    private func pushChanges(into parent: ModelContext) {
+        let target = parent.pending
+        for (id, row) in pending.liveInserts { target.insert(id, row: row) }
+        for (id, changes) in pending.allUpdates where view.exists(id) {
+            parent.noteOrigin(id)
+            for (a, v) in changes { target.set(id, a, v) }
+        }
+        for (slot, state) in pending.allLinks {
+            switch state {
+            case .toOne:
+                parent.noteOrigin(slot.id)
+                target.setLink(slot.id, slot.relationship, state)
+            case .toMany(let added, let removed):
+                for t in added { target.editToMany(slot.id, slot.relationship, t, present: true) }
+                for t in removed { target.editToMany(slot.id, slot.relationship, t, present: false) }
+            }
+        }
+        let roots = Set(pending.deleteRoots)
+        let parentView = parent.view
+        for id in pending.deleted where parentView.exists(id) {
+            if roots.contains(id) { parent.noteOrigin(id) }
+            target.delete(id, requested: roots.contains(id))
+        }
+    }
+}

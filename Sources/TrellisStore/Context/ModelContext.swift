@@ -1,0 +1,176 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// A scratchpad over the store: it reads a snapshot plus its own pending changes, and `save()` commits them.
+///
+/// ```swift
+/// let context = ModelContext(store)
+/// let launch = Project(name: "Launch")
+/// context.insert(launch)
+/// launch.chores = [Chore(title: "Plan")]
+/// let open = try context.fetch(FetchDescriptor<Chore>(predicate: #Predicate { !$0.done }))  // sees the new chore
+/// try context.save()                                    // one commit
+/// ```
+///
+/// Reads see your own writes: pending inserts and updates are visible, pending deletes (and what their cascades
+/// reach) are hidden, in property reads, fetches, counts and aggregates alike. A root context stays on the snapshot it
+/// started from until it saves or `refresh()`es (repeatable reads); the store's `viewContext` follows every commit.
+///
+/// A context and its model objects belong to one thread or actor (they are not `Sendable`); `ObjectID`s cross
+/// threads. `save()` detects conflicts optimistically and resolves them by `mergePolicy`.
+public final class ModelContext {
+    /// The store the context saves to. The view context holds it weakly (the store owns the view context).
+    private let strongStore: Store?
+    private weak var weakStore: Store?
+    /// The context a child context saves into; nil for a root context.
+    public let parent: ModelContext?
+    /// How `save()` resolves conflicts with commits made since this context read the objects it changed.
+    public var mergePolicy: MergePolicy = .error
+
+    let pending = PendingChanges()
+    /// The snapshot a root context reads; a child context reads its root's.
+    private(set) var ownBase: Graph
+    private var cachedView: ContextView?
+    /// Snapshots this context has read from since its last save, oldest first, and for each changed object the one
+    /// it was first changed on: conflict detection compares that version with the newest.
+    private(set) var epochs: [Graph]
+    private(set) var originEpoch: [ObjectID: Int] = [:]
+    var registered: [ObjectID: WeakModel] = [:]
+    private var registeredSincePrune = 0
+    private var bindings: [ObjectIdentifier: EntityBinding] = [:]
+    var observers = ChangeObservers()
+
+    /// A root context reading the store's newest snapshot.
+    /// - Complexity: O(1).
+    public convenience init(_ store: Store) {
+        self.init(store: store, weak: false)
+    }
+
+    init(store: Store, weak: Bool) {
+        self.strongStore = weak ? nil : store
+        self.weakStore = store
+        self.parent = nil
+        self.ownBase = store.snapshot
+        self.epochs = [ownBase]
+    }
+
+    /// A child context: it reads its parent's view (including the parent's pending changes) plus its own changes;
+    /// `save()` pushes its changes into the parent, and dropping it (or `rollback()`) discards them.
+    ///
+    /// ```swift
+    /// let sheet = ModelContext(parent: store.viewContext)
+    /// sheet.model(for: id, as: Chore.self)?.title = "Draft"
+    /// try sheet.save()          // the view context now has the change pending
+    /// ```
+    /// - Complexity: O(1).
+    public init(parent: ModelContext) {
+        self.strongStore = parent.strongStore
+        self.weakStore = parent.weakStore
+        self.parent = parent
+        self.ownBase = parent.ownBase
+        self.epochs = []
+    }
+
+    deinit { observers.finish() }
+
+    /// The store this context saves to.
+    public var store: Store {
+        guard let store = strongStore ?? weakStore else {
+            preconditionFailure("Trellis: the store of this context has been released")
+        }
+        return store
+    }
+
+    var schema: Schema { ownBase.schema }
+
+    var root: ModelContext { parent?.root ?? self }
+
+    /// The snapshot under this context's view (its root's base).
+    /// - Complexity: O(depth) for a child context.
+    public var snapshot: Snapshot { root.ownBase }
+
+    /// The base snapshot plus the pending changes of this context and its ancestors.
+    var view: ContextView {
+        let base = root.ownBase
+        if let cached = cachedView, cached.base.sequence == base.sequence { return cached }
+        let layers = (parent.map { $0.view.layers } ?? []) + [pending]
+        let view = ContextView(base: base, layers: layers)
+        cachedView = view
+        return view
+    }
+
+    /// Whether the context has unsaved inserts, updates, deletes or relationship changes.
+    /// - Complexity: O(1).
+    public var hasChanges: Bool { !pending.isEmpty }
+
+    /// Whether the object exists in this context's view.
+    /// - Complexity: O(depth), a few hash lookups per layer.
+    public func exists(_ id: ObjectID) -> Bool { view.exists(id) }
+
+    /// Drops every unsaved change. Objects inserted since the last save no longer exist in the context's view.
+    /// - Complexity: O(1) (the pending changes are released).
+    public func rollback() {
+        pending.removeAll()
+        resetEpochs()
+    }
+
+    /// Moves a root context to the store's newest snapshot, keeping its pending changes on top.
+    /// - Complexity: O(1).
+    public func refresh() {
+        precondition(parent == nil, "Trellis: a child context reads its parent; refresh the root context")
+        advance(to: store.snapshot)
+    }
+
+    /// Makes `snapshot` the base, remembering the old one for the conflict checks of objects changed on it.
+    func advance(to snapshot: Graph) {
+        guard snapshot.sequence > ownBase.sequence else { return }
+        ownBase = snapshot
+        cachedView = nil
+        if pending.isEmpty { resetEpochs() } else { epochs.append(snapshot) }
+    }
+
+    func resetEpochs() {
+        epochs = [ownBase]
+        originEpoch = [:]
+    }
+
+    /// Records, before its first change, which snapshot an object of the layers below was read from.
+    func noteOrigin(_ id: ObjectID) {
+        guard parent == nil, originEpoch[id] == nil, !pending.isInserted(id), ownBase.contains(id) else { return }
+        originEpoch[id] = epochs.count - 1
+    }
+
+    /// The snapshot an object was first changed on (the current base when it has not been changed).
+    func origin(of id: ObjectID) -> Graph {
+        originEpoch[id].map { epochs[$0] } ?? ownBase
+    }
+
+    // MARK: Bindings and identity
+
+    /// The entity a model class maps to in this store's schema.
+    func binding(for type: Model.Type) -> EntityBinding {
+        let key = ObjectIdentifier(type)
+        if let known = bindings[key] { return known }
+        let binding = store.contexts.binding(for: type, schema: schema)
+        bindings[key] = binding
+        return binding
+    }
+
+    /// Registers a managed object under its ID, forgetting released ones now and then.
+    func register(_ object: Model, _ id: ObjectID) {
+        registered[id] = WeakModel(object)
+        registeredSincePrune += 1
+        if registeredSincePrune > max(1024, registered.count) {
+            registered = registered.filter { $0.value.object != nil }
+            registeredSincePrune = 0
+        }
+    }
+}
+
+/// A registered object, held weakly: the context keeps data, not objects.
+struct WeakModel {
+    weak var object: Model?
+
+    init(_ object: Model) { self.object = object }
+}

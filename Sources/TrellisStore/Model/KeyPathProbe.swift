@@ -1,0 +1,56 @@
+import Synchronization
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// Maps key paths on model classes (from predicates, sort descriptors, inverses and indexes) to the properties they
+/// read, by touching them on a probe object and recording which wrapper answered.
+enum KeyPathProbe {
+    /// What a key path reads.
+    enum Target: Sendable, Equatable {
+        /// The wrapped property with this ordinal.
+        case property(Int)
+        /// `Model.objectID`.
+        case identity
+    }
+
+    /// Collects what a probe object's properties were asked for.
+    final class Recorder {
+        private(set) var touched: Target?
+
+        func touch(_ ordinal: Int) {
+            if touched == nil { touched = .property(ordinal) }
+        }
+
+        func touchIdentity() {
+            if touched == nil { touched = .identity }
+        }
+    }
+
+    private static let cache = Mutex<[KeyPathKey: Target]>([:])
+
+    /// What the first component of `keyPath` reads on objects of `type`, or nil when it is no wrapped property and
+    /// not `objectID` (a computed property of the user's own, for example).
+    /// - Complexity: O(1) after the first call for a key path.
+    static func resolve(_ keyPath: AnyKeyPath, on type: Model.Type) -> Target? {
+        let key = KeyPathKey(keyPath)
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let probe = type.init()
+        let recorder = Recorder()
+        probe.probe = recorder
+        _ = probe[keyPath: keyPath]
+        guard let target = recorder.touched else { return nil }
+        cache.withLock { $0[key] = target }
+        return target
+    }
+}
+
+/// A key path as a cache key or a stored description.
+///
+/// Key paths are immutable. The standard library leaves them non-`Sendable` because a subscript component may capture
+/// non-`Sendable` arguments; the key paths Trellis keeps name properties of model classes and capture nothing.
+struct KeyPathKey: Hashable, @unchecked Sendable {
+    let keyPath: AnyKeyPath
+
+    init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
+}

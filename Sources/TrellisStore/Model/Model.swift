@@ -1,0 +1,91 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// The base class of typed model objects: subclass it and declare stored properties with `@Attribute` and
+/// `@Relationship`; the schema is derived from those declarations when the store opens.
+///
+/// ```swift
+/// final class Project: Model {
+///     @Attribute(.unique) var name = ""
+///     @Relationship(deleteRule: .cascade, inverse: \Chore.project) var chores: [Chore]
+///
+///     convenience init(name: String) {
+///         self.init()
+///         self.name = name
+///     }
+/// }
+/// let store = try Store(models: [Project.self, Chore.self])
+/// ```
+///
+/// Every stored property needs an initial value (it is the attribute's default), and extra initializers are
+/// `convenience` ones that call `self.init()`: the context creates objects it fetches with `init()`.
+///
+/// An object starts unmanaged, holding its values itself. `ModelContext.insert(_:)` gives it a permanent `objectID`,
+/// and from then on its properties read and write the context's view of the store. Objects belong to one context
+/// and are not `Sendable`; pass `objectID`s between threads and ask the other context for `model(for:as:)`. An object
+/// deleted but not yet saved keeps reading its last values.
+open class Model: Hashable {
+    /// The context that manages this object; nil until it is inserted.
+    public internal(set) var modelContext: ModelContext?
+    var storedID: ObjectID?
+    /// The object's entity in its context's store, set with `modelContext`.
+    var binding: EntityBinding?
+    /// Set only on the probe instances that map key paths to properties.
+    var probe: KeyPathProbe.Recorder?
+
+    public required init() {}
+
+    /// The object's permanent identity, allocated when it is inserted into a context; nil before.
+    public var objectID: ObjectID? {
+        probe?.touchIdentity()
+        return storedID
+    }
+
+    /// Whether the object's context deleted it (and has not saved yet) or it no longer exists in the context's view.
+    public var isDeleted: Bool {
+        guard let context = modelContext, let id = storedID else { return false }
+        return !context.exists(id)
+    }
+
+    /// Compound indexes and unique constraints over several attributes; override to declare them.
+    ///
+    /// ```swift
+    /// override class var indexes: [ModelIndex] { [.index(\Chore.priority, \Chore.due)] }
+    /// ```
+    open class var indexes: [ModelIndex] { [] }
+
+    /// The entity's name in the store's schema when the class was renamed since (Core Data's renaming identifier):
+    /// opening migrates its objects, which keep their IDs.
+    ///
+    /// ```swift
+    /// final class Memo: Model { override class var originalEntityName: String? { "Note" } }
+    /// ```
+    open class var originalEntityName: String? { nil }
+
+    /// Objects are equal when they are the same instance; a context hands out one instance per object.
+    public static func == (lhs: Model, rhs: Model) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// An index or unique constraint over one or several attributes of a model, named by key paths.
+///
+/// ```swift
+/// override class var indexes: [ModelIndex] { [.unique(\Chore.project, \Chore.title)] }   // not on relationships
+/// override class var indexes: [ModelIndex] { [.index(\Chore.priority, \Chore.due)] }
+/// ```
+public struct ModelIndex: Sendable {
+    let keyPaths: [KeyPathKey]
+    let isUnique: Bool
+
+    /// An ordered index over the attributes, in this order.
+    public static func index<M: Model>(_ keyPaths: PartialKeyPath<M>...) -> ModelIndex {
+        ModelIndex(keyPaths: keyPaths.map(KeyPathKey.init), isUnique: false)
+    }
+
+    /// A unique constraint (and ordered index) over the attributes, in this order.
+    public static func unique<M: Model>(_ keyPaths: PartialKeyPath<M>...) -> ModelIndex {
+        ModelIndex(keyPaths: keyPaths.map(KeyPathKey.init), isUnique: true)
+    }
+}

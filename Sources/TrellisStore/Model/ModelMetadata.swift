@@ -1,0 +1,88 @@
+import Synchronization
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// What a model class declares: its entity name and its wrapped properties by ordinal. Built once per class from
+/// `Mirror` on a fresh instance.
+final class ModelMetadata: Sendable {
+    let type: Model.Type
+    let entityName: String
+    let names: [String]
+    let properties: [PropertyDescription]
+    private let ordinals: [String: Int]
+
+    private init(_ type: Model.Type) {
+        self.type = type
+        self.entityName = Self.entityName(of: type)
+        let wrapped = ModelMirror.properties(of: type.init())
+        self.names = wrapped.map(\.name)
+        self.properties = wrapped.map { $0.storage.describe(name: $0.name) }
+        self.ordinals = Dictionary(wrapped.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The class's name without its module: `Chore`.
+    static func entityName(of type: Model.Type) -> String {
+        String(describing: type)
+    }
+
+    func ordinal(named name: String) -> Int? { ordinals[name] }
+
+    /// The name of the property that `keyPath` reads, for error messages and dictionaries.
+    func name(of keyPath: AnyKeyPath) -> String? {
+        guard case .property(let o)? = KeyPathProbe.resolve(keyPath, on: type) else { return nil }
+        return names[o]
+    }
+
+    private static let registry = Mutex<[ObjectIdentifier: ModelMetadata]>([:])
+
+    /// The metadata of a model class, built on first use.
+    /// - Complexity: O(1) after the first call for a class.
+    static func of(_ type: Model.Type) -> ModelMetadata {
+        let key = ObjectIdentifier(type)
+        if let known = registry.withLock({ $0[key] }) { return known }
+        // Built outside the lock: making the instance runs the user's initializer.
+        let built = ModelMetadata(type)
+        return registry.withLock { r in
+            if let raced = r[key] { return raced }
+            r[key] = built
+            return built
+        }
+    }
+}
+
+/// A model class bound to one store's schema: its entity number and, per property ordinal, the attribute or
+/// relationship position in that entity.
+final class EntityBinding: Sendable {
+    enum Column: Sendable {
+        case attribute(Int)
+        case relationship(Int)
+    }
+
+    let metadata: ModelMetadata
+    let entity: UInt32
+    let columns: [Column]
+
+    init(_ metadata: ModelMetadata, schema: Schema) throws {
+        self.metadata = metadata
+        let entity = try schema.entityNumber(metadata.entityName)
+        let layout = schema.layouts[Int(entity)]
+        self.entity = entity
+        self.columns = try zip(metadata.names, metadata.properties).map { name, property in
+            switch property {
+            case .attribute: return .attribute(try layout.attributeIndex(name))
+            case .relationship: return .relationship(try layout.relationshipIndex(name))
+            }
+        }
+    }
+
+    func attribute(_ ordinal: Int) -> Int {
+        guard case .attribute(let a) = columns[ordinal] else { preconditionFailure("not an attribute") }
+        return a
+    }
+
+    func relationship(_ ordinal: Int) -> Int {
+        guard case .relationship(let r) = columns[ordinal] else { preconditionFailure("not a relationship") }
+        return r
+    }
+}

@@ -1,0 +1,117 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// The Swift types a `@Relationship` can hold: an optional object (to-one) or an array of objects (to-many).
+///
+/// ```swift
+/// @Relationship var project: Project?          // Optional<Project>: to-one
+/// @Relationship var chores: [Chore]             // Array<Chore>: to-many
+/// ```
+public protocol RelationshipValue {
+    associatedtype Target: Model
+    static var isToMany: Bool { get }
+    /// No target: nil or the empty array.
+    static var empty: Self { get }
+    init(targets: [Target])
+    var targets: [Target] { get }
+}
+
+extension Optional: RelationshipValue where Wrapped: Model {
+    public typealias Target = Wrapped
+    public static var isToMany: Bool { false }
+    public static var empty: Self { nil }
+    public init(targets: [Wrapped]) { self = targets.first }
+    public var targets: [Wrapped] { map { [$0] } ?? [] }
+}
+
+extension Array: RelationshipValue where Element: Model {
+    public typealias Target = Element
+    public static var isToMany: Bool { true }
+    public static var empty: Self { [] }
+    public init(targets: [Element]) { self = targets }
+    public var targets: [Element] { self }
+}
+
+/// A relationship of a model class: to-one (`Target?`) or to-many (`[Target]`), with a delete rule and an inverse.
+///
+/// ```swift
+/// final class Project: Model {
+///     @Relationship(deleteRule: .cascade, inverse: \Chore.project) var chores: [Chore]
+/// }
+/// final class Chore: Model {
+///     @Relationship var project: Project?
+/// }
+/// ```
+///
+/// Both ends are stored and kept in step: setting `chore.project` adds the chore to `project.chores`. Naming the
+/// inverse on one end is enough; when neither end names it, the only relationship of the target pointing back is
+/// taken, and failing that a hidden to-many inverse is made. To-many targets come back in `ObjectID` order.
+@propertyWrapper
+public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
+    var value: Value
+    let deleteRule: DeleteRule
+    let inverse: KeyPathKey?
+    let originalName: String?
+    var slot = -1
+
+    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
+    public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
+        self.value = wrappedValue
+        self.deleteRule = deleteRule
+        self.inverse = nil
+        self.originalName = originalName
+    }
+
+    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
+    public init<Inverse: RelationshipValue>(
+        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>,
+        originalName: String? = nil
+    ) {
+        self.value = wrappedValue
+        self.deleteRule = deleteRule
+        self.inverse = KeyPathKey(inverse)
+        self.originalName = originalName
+    }
+
+    @available(*, unavailable, message: "@Relationship is only available on properties of Model subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    /// - Complexity: O(k) for k targets (each target object is looked up or made once per context).
+    public static subscript<M: Model>(
+        _enclosingInstance object: M,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
+    ) -> Value {
+        get {
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
+            if let probe = object.probe { probe.touch(ordinal) }
+            guard let context = object.modelContext, let id = object.storedID else {
+                return object[keyPath: storageKeyPath].value
+            }
+            let ids = context.targetIDs(id, object.binding!, ordinal)
+            return Value(targets: ids.map { context.materialize($0, as: Value.Target.self) })
+        }
+        set {
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
+            guard let context = object.modelContext, let id = object.storedID else {
+                object[keyPath: storageKeyPath].value = newValue
+                return
+            }
+            context.setTargets(id, object.binding!, ordinal, newValue.targets)
+        }
+    }
+
+    func describe(name: String) -> PropertyDescription {
+        .relationship(
+            ModelRelationship(
+                name: name, target: Value.Target.self, isToMany: Value.isToMany, deleteRule: deleteRule,
+                inverse: inverse, originalName: originalName))
+    }
+
+    var unmanagedValue: TrellisCore.Value? { nil }
+    var unmanagedTargets: [Model]? { value.targets }
+}

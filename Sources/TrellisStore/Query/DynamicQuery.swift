@@ -1,0 +1,171 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// A fetch by entity and attribute names, for tools, migrations and scripts: the dynamic twin of `FetchDescriptor`,
+/// planned with the same indexes and run by the same executor.
+///
+/// ```swift
+/// let query = DynamicQuery(
+///     "Chore", where: .and([.equal("done", false), .less("due", .date(deadline)), .equal("project.name", "Launch")]),
+///     sortBy: [.init("due")], limit: 50)
+/// let ids = try store.snapshot.fetch(query)
+/// print(try store.snapshot.explain(query))       // Chore: index range on (due) (due < …), ~120 candidates; …
+/// ```
+///
+/// A name may be a path through to-one relationships (`project.name`); a null target makes the value null.
+public struct DynamicQuery: Sendable, Equatable {
+    /// A condition on attribute values; values are converted to the attribute's type as an insert would.
+    public indirect enum Condition: Sendable, Equatable {
+        case equal(String, Value)
+        case notEqual(String, Value)
+        case less(String, Value)
+        case lessOrEqual(String, Value)
+        case greater(String, Value)
+        case greaterOrEqual(String, Value)
+        /// The attribute's value is one of these (SQL's `IN`).
+        case among(String, [Value])
+        case and([Condition])
+        case or([Condition])
+        case not(Condition)
+    }
+
+    /// One sort key: an attribute name (or to-one path) and a direction. Ties are broken by `ObjectID`.
+    public struct Sort: Sendable, Equatable {
+        public var name: String
+        public var ascending: Bool
+
+        public init(_ name: String, ascending: Bool = true) {
+            self.name = name
+            self.ascending = ascending
+        }
+    }
+
+    public var entity: String
+    public var condition: Condition?
+    public var sortBy: [Sort]
+    public var limit: Int?
+    public var offset: Int?
+
+    public init(
+        _ entity: String, where condition: Condition? = nil, sortBy: [Sort] = [], limit: Int? = nil, offset: Int? = nil
+    ) {
+        self.entity = entity
+        self.condition = condition
+        self.sortBy = sortBy
+        self.limit = limit
+        self.offset = offset
+    }
+}
+
+extension Graph {
+    /// The IDs of the objects the query selects, in its order.
+    /// - Complexity: as `ModelContext.fetchIdentifiers(_:)`: index-planned, O(candidates + matches log matches).
+    public func fetch(_ query: DynamicQuery) throws -> [ObjectID] {
+        try query.executor(ContextView(base: self, layers: [])).identifiers()
+    }
+
+    /// The number of objects the query selects (after offset and limit).
+    /// - Complexity: O(log n) per index probe when the index bounds express the whole condition; O(n / 64 × t) by
+    ///   column masks for t comparisons when every condition is on the entity's own attributes; else as `fetch`.
+    public func count(_ query: DynamicQuery) throws -> Int {
+        try query.executor(ContextView(base: self, layers: [])).count()
+    }
+
+    /// How the query would run.
+    /// - Complexity: O(log n) per index probe.
+    public func explain(_ query: DynamicQuery) throws -> QueryPlan {
+        try query.executor(ContextView(base: self, layers: [])).explain(pending: 0)
+    }
+}
+
+extension ModelContext {
+    /// The IDs of the objects the query selects in this context's view (pending changes included).
+    /// - Complexity: as `fetchIdentifiers(_:)` for a `FetchDescriptor`.
+    public func fetchIdentifiers(_ query: DynamicQuery) throws -> [ObjectID] {
+        try query.executor(view).identifiers()
+    }
+
+    /// The number of objects the query selects in this context's view.
+    /// - Complexity: as `fetchCount(_:)` for a `FetchDescriptor`.
+    public func fetchCount(_ query: DynamicQuery) throws -> Int {
+        try query.executor(view).count()
+    }
+}
+
+extension DynamicQuery {
+    func executor(_ view: ContextView) throws -> QueryExecutor {
+        let schema = view.schema
+        let entity = try schema.entityNumber(self.entity)
+        let sort = try sortBy.map { s -> SortKey in
+            let (hops, a) = try Self.resolve(s.name, entity, schema)
+            guard hops.isEmpty else {
+                throw TrellisError(
+                    .invalidArgument, "sorting by the path '\(s.name)' is not supported; sort by an attribute")
+            }
+            return SortKey(attribute: a, ascending: s.ascending)
+        }
+        if let limit, limit < 0 { throw TrellisError(.invalidArgument, "limit \(limit) is negative") }
+        return QueryExecutor(
+            view: view, entity: entity, predicate: try condition.map { try Self.compile($0, entity, schema) },
+            objectTest: nil, sort: sort, objectOrder: nil, offset: max(0, offset ?? 0), limit: limit)
+    }
+
+    /// The to-one hops and the attribute position a dotted name reaches.
+    static func resolve(_ name: String, _ entity: UInt32, _ schema: Schema) throws -> (hops: [Int], attribute: Int) {
+        var parts = name.split(separator: ".").map(String.init)
+        guard let last = parts.popLast() else { throw TrellisError(.unknownAttribute, "an empty attribute name") }
+        var current = entity
+        var hops: [Int] = []
+        for part in parts {
+            let layout = schema.layouts[Int(current)]
+            let r = try layout.relationshipIndex(part)
+            guard !layout.relationships[r].isToMany else {
+                throw TrellisError(
+                    .invalidArgument, "'\(part)' in '\(name)' is to-many; paths follow to-one relationships")
+            }
+            hops.append(r)
+            current = layout.relationships[r].target
+        }
+        return (hops, try schema.layouts[Int(current)].attributeIndex(last))
+    }
+
+    private static func compile(_ condition: Condition, _ entity: UInt32, _ schema: Schema) throws -> QueryExpression {
+        func attribute(_ name: String, _ value: Value) throws -> (QueryExpression, Value) {
+            let (hops, a) = try resolve(name, entity, schema)
+            var target = entity
+            for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
+            let description = schema.layouts[Int(target)].attributes[a]
+            guard let normalized = description.type.normalized(value) else {
+                throw TrellisError(.typeMismatch, "'\(name)' is \(description.type); \(value) does not fit")
+            }
+            return (.attribute(slot: 0, hops: hops, attribute: a), normalized)
+        }
+        func compare(_ op: QueryExpression.Comparison, _ name: String, _ value: Value) throws -> QueryExpression {
+            let (lhs, v) = try attribute(name, value)
+            return .compare(op, lhs, .constant(v))
+        }
+        func combine(
+            _ parts: [Condition], empty: Bool, _ join: (QueryExpression, QueryExpression) -> QueryExpression
+        ) throws -> QueryExpression {
+            let compiled = try parts.map { try compile($0, entity, schema) }
+            guard var result = compiled.first else { return .constant(.bool(empty)) }
+            for next in compiled.dropFirst() { result = join(result, next) }
+            return result
+        }
+        switch condition {
+        case .equal(let n, let v): return try compare(.equal, n, v)
+        case .notEqual(let n, let v): return try compare(.notEqual, n, v)
+        case .less(let n, let v): return try compare(.less, n, v)
+        case .lessOrEqual(let n, let v): return try compare(.lessOrEqual, n, v)
+        case .greater(let n, let v): return try compare(.greater, n, v)
+        case .greaterOrEqual(let n, let v): return try compare(.greaterOrEqual, n, v)
+        case .among(let n, let values):
+            let lhs = try attribute(n, .null).0
+            return .isIn(lhs, Set(try values.map { try attribute(n, $0).1 }))
+        case .and(let parts): return try combine(parts, empty: true) { .and($0, $1) }
+        case .or(let parts): return try combine(parts, empty: false) { .or($0, $1) }
+        case .not(let inner): return .not(try compile(inner, entity, schema))
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// The result of a batch operation: the objects it changed and the commit that changed them.
+///
+/// ```swift
+/// let result = try store.batchDelete(Chore.self, where: #Predicate { $0.done })
+/// print(result.objects.count, result.sequence)
+/// ```
+public struct BatchResult: Sendable, Equatable {
+    /// The objects inserted, updated or deleted (for a delete, the ones the predicate selected; delete rules may
+    /// remove more, and the commit's change set lists them all).
+    public let objects: [ObjectID]
+    /// The sequence number of the commit; the store's sequence when nothing matched.
+    public let sequence: UInt64
+}
+
+/// One attribute assignment of a batch update.
+///
+/// ```swift
+/// try store.batchUpdate(Chore.self, where: #Predicate { $0.due < now }, set: [.init(\.done, true)])
+/// ```
+public struct BatchAssignment<T: Model>: Sendable {
+    let keyPath: KeyPathKey
+    let value: Value
+
+    /// - Note: The value is stored as the attribute's `Value`; the key path must name an `@Attribute`.
+    public init<V: PersistentValue>(_ keyPath: KeyPath<T, V>, _ value: V) {
+        self.keyPath = KeyPathKey(keyPath)
+        self.value = value.persistentValue
+    }
+}
+
+/// The attribute values and to-one targets of one object a batch insert makes, set by key path.
+///
+/// ```swift
+/// try store.batchInsert(Chore.self, count: 1_000) { i, row in
+///     row[\.title] = "step \(i)"
+///     row.setTarget(\.project, launchID)
+/// }
+/// ```
+public struct BatchRow<T: Model> {
+    let binding: EntityBinding
+    let schema: Schema
+    var values: [Value]
+    var targets: [(relationship: Int, target: ObjectID)] = []
+
+    private func ordinal(_ keyPath: AnyKeyPath) -> Int {
+        guard case .property(let o)? = KeyPathProbe.resolve(keyPath, on: T.self) else {
+            preconditionFailure("Trellis: a key path of \(T.self) in a batch row names no stored property")
+        }
+        return o
+    }
+
+    /// An attribute's value in the row (its default until set).
+    /// - Complexity: O(1) after the first use of the key path.
+    public subscript<V: PersistentValue>(keyPath: KeyPath<T, V>) -> V {
+        get {
+            let v = values[binding.attribute(ordinal(keyPath))]
+            guard let typed = V(persistentValue: v) else { preconditionFailure("Trellis: \(v) is not a \(V.self)") }
+            return typed
+        }
+        set { values[binding.attribute(ordinal(keyPath))] = newValue.persistentValue }
+    }
+
+    /// Points a to-one relationship at an existing object (or at nothing).
+    public mutating func setTarget<R: Model>(_ keyPath: KeyPath<T, R?>, _ target: ObjectID?) {
+        let r = binding.relationship(ordinal(keyPath))
+        targets.removeAll { $0.relationship == r }
+        if let target { targets.append((r, target)) }
+    }
+}
+
+extension Store {
+    /// Inserts `count` objects whose values `fill` sets, as one commit, without making model objects.
+    /// - Complexity: O(count × attributes), plus the commit.
+    @discardableResult
+    public func batchInsert<T: Model>(
+        _ type: T.Type, count: Int, _ fill: (Int, inout BatchRow<T>) throws -> Void
+    ) throws -> BatchResult {
+        let binding = contexts.binding(for: type, schema: schema)
+        let layout = schema.layouts[Int(binding.entity)]
+        let defaults = layout.attributes.map { $0.defaultValue ?? .null }
+        var tx = transaction()
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(count)
+        for i in 0..<count {
+            var row = BatchRow<T>(binding: binding, schema: schema, values: defaults)
+            try fill(i, &row)
+            let id = tx.insert(entity: binding.entity, row: row.values)
+            for (r, target) in row.targets { try tx.link(id, layout.relationships[r].name, target) }
+            ids.append(id)
+        }
+        let commit = try commit(tx)
+        return BatchResult(objects: ids, sequence: commit.sequence)
+    }
+
+    /// Sets attributes of every object the predicate selects (all objects of the type when nil), as one commit,
+    /// without making model objects; view contexts follow it like any commit.
+    /// - Complexity: that of the fetch (index-planned) plus O(matches × assignments).
+    @discardableResult
+    public func batchUpdate<T: Model>(
+        _ type: T.Type, where predicate: Predicate<T>? = nil, set assignments: [BatchAssignment<T>]
+    ) throws -> BatchResult {
+        let binding = contexts.binding(for: type, schema: schema)
+        let columns = try assignments.map { assignment -> (AttributeKey, Value) in
+            guard case .property(let o)? = KeyPathProbe.resolve(assignment.keyPath.keyPath, on: type),
+                case .attribute(let a) = binding.columns[o]
+            else { throw TrellisError(.invalidArgument, "a batch assignment of \(type) names no attribute") }
+            return (AttributeKey(entity: binding.entity, index: a), assignment.value)
+        }
+        return try batch(type, predicate) { tx, ids in
+            for id in ids {
+                for (key, value) in columns { try tx.set(id, key, value) }
+            }
+        }
+    }
+
+    /// Deletes every object the predicate selects (all objects of the type when nil), as one commit, applying the
+    /// delete rules, without making model objects; view contexts follow it like any commit.
+    /// - Complexity: that of the fetch plus the commit (in proportion to what the delete rules reach).
+    @discardableResult
+    public func batchDelete<T: Model>(_ type: T.Type, where predicate: Predicate<T>? = nil) throws -> BatchResult {
+        try batch(type, predicate) { tx, ids in
+            for id in ids { try tx.delete(id) }
+        }
+    }
+
+    /// Selects on the newest snapshot and commits on condition that no commit came in between; retries otherwise.
+    private func batch<T: Model>(
+        _ type: T.Type, _ predicate: Predicate<T>?, _ build: (inout Transaction, [ObjectID]) throws -> Void
+    ) throws -> BatchResult {
+        while true {
+            let reader = ModelContext(self)
+            let selected = try reader.fetchIdentifiers(FetchDescriptor<T>(predicate: predicate))
+            let base = reader.snapshot
+            var tx = transaction()
+            try build(&tx, selected)
+            let expected = base.sequence
+            tx.checks.append { head in
+                if head.sequence != expected {
+                    throw TrellisError(.staleSnapshot, "a commit came in while the batch selected its objects")
+                }
+            }
+            do {
+                let commit = try commit(tx)
+                return BatchResult(objects: selected, sequence: commit.sequence)
+            } catch let error as TrellisError where error.code == .staleSnapshot {
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,345 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// Turns a transaction into a resolved change set and the graph it produces, checking everything a commit promises:
+/// types, required values, relationship targets and counts, unique constraints, and the delete rules (deny refuses,
+/// cascade expands, nullify unlinks).
+///
+/// It applies each phase through the same primitives as `Graph.applying(_:)`, in the same order, so that
+/// `base.applying(changes)` rebuilds exactly `graph`: replay equals live by construction.
+struct CommitResolver {
+    private(set) var graph: Graph
+    private(set) var changes = ChangeSet()
+    private var schema: Schema { graph.schema }
+    /// Objects whose relationship counts may have changed.
+    private var touched = Set<ObjectID>()
+    /// Objects whose unique-constrained values are new.
+    private var uniqueChecks: [ObjectID] = []
+
+    /// Sections encoded for the journal on another thread while they are applied (see `resolve(_:on:encodingAhead:)`).
+    private var ahead = SectionsAhead()
+    private var encodesAhead = false
+
+    static func resolve(_ tx: Transaction, on base: Graph) throws -> (Graph, ChangeSet) {
+        let (graph, changes, _) = try resolve(tx, on: base, encodingAhead: false)
+        return (graph, changes)
+    }
+
+    /// `resolve(_:on:)`; with `encodingAhead`, a commit of many inserts (or updates) also encodes them for the
+    /// journal on another thread while it applies them, and returns that work (`ChangeSetCodec.encodeInserts` of
+    /// `changes.inserts`, `encodeUpdates` of `changes.updates`).
+    static func resolve(
+        _ tx: Transaction, on base: Graph, encodingAhead: Bool
+    ) throws -> (
+        Graph, ChangeSet, SectionsAhead
+    ) {
+        for check in tx.checks { try check(base) }
+        var resolver = CommitResolver(graph: base)
+        resolver.encodesAhead = encodingAhead
+        try resolver.resolveInserts(tx)
+        try resolver.resolveUpdates(tx)
+        try resolver.resolveEdits(tx)
+        try resolver.resolveDeletes(tx)
+        try resolver.checkUniqueConstraints()
+        try resolver.checkRelationshipCounts()
+        resolver.graph.sequence = base.sequence + 1
+        return (resolver.graph, resolver.changes, resolver.ahead)
+    }
+
+    private init(graph: Graph) { self.graph = graph }
+
+    private func describe(_ id: ObjectID) -> String { schema.describe(id) }
+
+    // MARK: Phases
+
+    private mutating func resolveInserts(_ tx: Transaction) throws {
+        var inserts = tx.inserts
+        // Small commits skip the table and check each value as they come.
+        let types = inserts.count >= 8 ? schema.layouts.map { $0.attributes.map(\.type) } : []
+        for i in inserts.indices {
+            let id = inserts[i].id
+            guard Int(id.entity) < schema.layouts.count else {
+                throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
+            }
+            // Most rows arrive complete and in stored form: one pass over them in place settles that.
+            let entityTypes = types.isEmpty ? [] : types[Int(id.entity)]
+            let ready =
+                !types.isEmpty
+                && inserts[i].values.withUnsafeBufferPointer { values in
+                    values.count == entityTypes.count
+                        && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
+                }
+            if ready {
+                if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }
+                if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
+                continue
+            }
+            let layout = schema.layouts[Int(id.entity)]
+            guard inserts[i].values.count == layout.attributes.count else {
+                throw TrellisError(
+                    .invalidArgument,
+                    "insert of \(describe(id)) gives \(inserts[i].values.count) values; \(layout.name) has "
+                        + "\(layout.attributes.count) attributes", object: id)
+            }
+            for (a, attribute) in layout.attributes.enumerated() {
+                let given = inserts[i].values[a]
+                let value = try Transaction.normalize(given, attribute, entity: layout.name)
+                if value.isNull && !attribute.isOptional {
+                    throw TrellisError(
+                        .missingValue, "\(describe(id)) has no value for required attribute '\(attribute.name)'",
+                        object: id)
+                }
+                // Writing back only what changed keeps the row shared with the transaction (no copy per insert).
+                if !value.isIdentical(to: given) { inserts[i].values[a] = value }
+            }
+            if !layout.indexes.isEmpty { uniqueChecks.append(id) }
+            if !layout.relationships.isEmpty { touched.insert(id) }
+        }
+        if encodesAhead, inserts.count >= EncodingAhead.minimumChanges {
+            // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold.
+            let final = inserts
+            ahead.inserts = EncodingAhead { ChangeSetCodec.encodeInserts(final) }
+        }
+        try graph.applyInserts(inserts)
+        changes.inserts = inserts
+    }
+
+    private mutating func resolveUpdates(_ tx: Transaction) throws {
+        guard !tx.updates.isEmpty else { return }
+        var updates: [ChangeSet.Update] = []
+        updates.reserveCapacity(tx.updates.count)
+        // Updates of distinct objects do not see each other's values, so reading every old value before applying any
+        // update reads what applying them one at a time would.
+        // Per entity, whether each attribute feeds a unique index.
+        let uniqueAttributes =
+            tx.updates.count >= 8
+            ? schema.layouts.map { layout in
+                layout.attributes.indices.map { a in layout.indexes.contains { $0.isUnique && $0.columns.contains(a) } }
+            } : []
+        // Updates usually come in serial order, so consecutive ones share a leaf: the cursor finds it once.
+        var cursor = LeafCursor()
+        let tables = graph.tables
+        for pending in tx.updates {
+            let id = pending.id
+            let e = Int(id.entity)
+            var update = ChangeSet.Update(id: id, changes: [])
+            var changesUnique = false
+            let live: Void? = try cursor.withRow(id, in: tables) { leaf, r in
+                try pending.forEachValue { a, new in
+                    let old = leaf.value(column: a, row: r)
+                    if old.isIdentical(to: new) { return }
+                    if new.isNull && !schema.layouts[e].attributes[a].isOptional {
+                        throw TrellisError(
+                            .missingValue,
+                            "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
+                                + "\(describe(id)) to null", object: id)
+                    }
+                    update.changes.append(.init(attribute: a, old: old, new: new))
+                    if uniqueAttributes.isEmpty
+                        ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
+                        : uniqueAttributes[e][a]
+                    {
+                        changesUnique = true
+                    }
+                }
+            }
+            guard live != nil else {
+                throw TrellisError(.missingObject, "cannot update \(describe(id)): it does not exist", object: id)
+            }
+            guard !update.changes.isEmpty else { continue }
+            if changesUnique { uniqueChecks.append(id) }
+            updates.append(update)
+        }
+        if encodesAhead, updates.count >= EncodingAhead.minimumChanges {
+            // `updates` is final here: what the second core encodes is what `changes.updates` will hold.
+            let final = updates
+            ahead.updates = EncodingAhead { ChangeSetCodec.encodeUpdates(final) }
+        }
+        cursor = LeafCursor()  // drops its hold on a leaf that the updates write
+        try graph.applyUpdates(updates, oldValuesStored: true)
+        changes.updates = updates
+    }
+
+    private mutating func resolveEdits(_ tx: Transaction) throws {
+        for edit in tx.edits {
+            let rel = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship]
+            guard graph.contains(edit.source) else {
+                throw TrellisError(
+                    .missingObject, "cannot change '\(rel.name)' of \(describe(edit.source)): it does not exist",
+                    object: edit.source)
+            }
+            let key = RelationshipKey(entity: edit.source.entity, index: edit.relationship)
+            let current = graph.targets(edit.source, key)
+            switch edit.kind {
+            case .unlink:
+                let target = edit.target.serial == 0 ? current.first : edit.target
+                guard let target, current.contains(target) else { continue }
+                try emit(.init(.unlink, source: edit.source, relationship: edit.relationship, target: target))
+            case .link:
+                guard graph.contains(edit.target) else {
+                    throw TrellisError(
+                        .missingObject,
+                        "cannot link \(describe(edit.target)) to '\(rel.name)' of \(describe(edit.source)): "
+                            + "it does not exist", object: edit.target)
+                }
+                if current.contains(edit.target) { continue }
+                if !rel.isToMany, let old = current.first {
+                    try emit(.init(.unlink, source: edit.source, relationship: edit.relationship, target: old))
+                }
+                let inverse = RelationshipKey(entity: rel.target, index: rel.inverse)
+                let inverseIsToMany = schema.layouts[Int(rel.target)].relationships[rel.inverse].isToMany
+                if !inverseIsToMany, let owner = graph.targets(edit.target, inverse).first {
+                    try emit(.init(.unlink, source: owner, relationship: edit.relationship, target: edit.target))
+                }
+                try emit(edit)
+            }
+        }
+    }
+
+    private mutating func emit(_ edit: ChangeSet.RelationshipEdit) throws {
+        try graph.applyEdit(edit)
+        changes.edits.append(edit)
+        touched.insert(edit.source)
+        touched.insert(edit.target)
+    }
+
+    /// Expands the requested deletes through their cascade rules, checks deny rules, notes what nullify rules will
+    /// unlink, records each deleted object, and applies the deletes.
+    ///
+    /// One walk over the cascade does all of it: a target of a nullify or deny rule that the cascade has not reached
+    /// yet is kept, and checked again once the walk is over (most have been reached by then: a folder's parent is
+    /// deleted before its children).
+    private mutating func resolveDeletes(_ tx: Transaction) throws {
+        guard !tx.deletes.isEmpty else { return }
+        var deletes: [ChangeSet.Delete] = []
+        var doomed = ObjectIDSet()
+        var unlinked: [ObjectID] = []
+        var denials: [(id: ObjectID, relationship: Int, blocker: ObjectID, count: Int)] = []
+        var cursor = LeafCursor()
+        var queue = tx.deletes
+        var next = 0
+        while next < queue.count {
+            let id = queue[next]
+            let requested = next < tx.deletes.count
+            next += 1
+            guard !doomed.contains(id) else { continue }
+            let links = schema.layouts[Int(id.entity)].relationships
+            let row = cursor.withRow(id, in: graph.tables) { leaf, r -> DeletedRow in
+                for (k, rel) in links.enumerated() {
+                    switch rel.deleteRule {
+                    case .cascade:
+                        leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
+                    case .nullify:
+                        leaf.forEachTarget(r, k) { serial in
+                            let t = ObjectID(entity: rel.target, serial: serial)
+                            if !doomed.contains(t) { unlinked.append(t) }
+                        }
+                    case .deny:
+                        leaf.forEachTarget(r, k) { serial in
+                            let t = ObjectID(entity: rel.target, serial: serial)
+                            if !doomed.contains(t), graph.contains(t) {
+                                denials.append((id, k, t, leaf.targetCount(r, k)))
+                            }
+                        }
+                    case .noAction:
+                        break
+                    }
+                }
+                return DeletedRow(leaf: leaf, row: r, links: links)
+            }
+            guard let row else {
+                if requested {
+                    throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
+                }
+                continue  // a dangling target left by a no-action rule
+            }
+            doomed.insert(id)
+            deletes.append(ChangeSet.Delete(id: id, row: row))
+        }
+        cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
+        // The first object, in the cascade's order, whose deny rule holds a target that outlives the commit.
+        if let denial = denials.first(where: { !doomed.contains($0.blocker) }) {
+            let name = schema.layouts[Int(denial.id.entity)].relationships[denial.relationship].name
+            throw TrellisError(
+                .deleteDenied,
+                "cannot delete \(describe(denial.id)): relationship '\(name)' has delete rule deny and still "
+                    + "holds \(describe(denial.blocker))" + (denial.count > 1 ? " (\(denial.count) targets)" : ""),
+                object: denial.id)
+        }
+        for t in unlinked where !doomed.contains(t) { touched.insert(t) }
+        // A big cascade's deletes read their rows when asked (`DeletedRow`); smaller ones copy their values and
+        // targets out, so that a change set kept for long (history, undo) does not keep whole leaves alive.
+        if deletes.count < DeletedRow.recordedFrom {
+            deletes = deletes.map { ChangeSet.Delete(id: $0.id, values: $0.values, relationships: $0.relationships) }
+        }
+        if encodesAhead, deletes.count >= EncodingAhead.minimumChanges {
+            // The edits were final before this phase, the deletes are now: the journal's last sections.
+            let (edits, final) = (changes.edits, deletes)
+            ahead.editsAndDeletes = EncodingAhead { ChangeSetCodec.encodeEditsAndDeletes(edits, final) }
+        }
+        try graph.applyDeletes(deletes, verified: doomed)
+        changes.deletes = deletes
+    }
+
+    // MARK: Checks on the result
+
+    /// Whether `value` is a non-null value of `type` in the form it is stored in, which normalizing leaves as is.
+    @inline(__always)
+    private static func isStoredForm(_ value: Value, _ type: AttributeType) -> Bool {
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url),
+            (.double, .double), (.int, .int), (.int64, .int):
+            return true
+        default: return false
+        }
+    }
+
+    /// The entities whose unique indexes hold no two entries with equal values at all, found by walking them when
+    /// this commit checks enough of their objects to make one walk cheaper than a probe per object; none of their
+    /// objects can conflict.
+    private func entitiesWithoutDuplicates() -> [Bool] {
+        var cleared = [Bool](repeating: false, count: schema.layouts.count)
+        guard uniqueChecks.count >= 64 else { return cleared }
+        var checks = [Int](repeating: 0, count: schema.layouts.count)
+        for id in uniqueChecks { checks[Int(id.entity)] += 1 }
+        for e in checks.indices where checks[e] > 0 && checks[e] * 32 >= graph.tables[e].count {
+            let indexes = schema.layouts[e].indexes
+            cleared[e] = indexes.indices.allSatisfy { i in
+                !indexes[i].isUnique || !graph.tables[e].indexes[i].holdsDuplicateValues
+            }
+        }
+        return cleared
+    }
+
+    private func checkUniqueConstraints() throws {
+        let cleared = entitiesWithoutDuplicates()
+        for id in uniqueChecks where !cleared[Int(id.entity)] && graph.contains(id) {
+            let layout = schema.layouts[Int(id.entity)]
+            for (i, index) in layout.indexes.enumerated() where index.isUnique {
+                guard let (other, values) = graph.uniqueConflict(i, of: id) else { continue }
+                let names = index.columns.map { layout.attributes[$0].name }
+                let shown = zip(names, values).map { "\($0) = \($1)" }.joined(separator: ", ")
+                throw TrellisError(
+                    .uniqueViolation,
+                    "\(describe(id)) breaks the unique constraint on \(layout.name)(\(names.joined(separator: ", "))): "
+                        + "\(describe(other)) already has \(shown)", object: id)
+            }
+        }
+    }
+
+    private func checkRelationshipCounts() throws {
+        for id in touched.sorted() where graph.contains(id) {
+            for (k, rel) in schema.layouts[Int(id.entity)].relationships.enumerated() {
+                let n = graph.targetCount(id, RelationshipKey(entity: id.entity, index: k))
+                if n < rel.minCount || rel.maxCount.map({ n > $0 }) ?? false {
+                    let bounds = "\(rel.minCount)...\(rel.maxCount.map(String.init) ?? "")"
+                    throw TrellisError(
+                        .relationshipCount,
+                        "\(describe(id)) would have \(n) target(s) in '\(rel.name)'; it must have \(bounds)", object: id
+                    )
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import Synchronization
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// Keeps replaced versions alive for a short grace period and lets them go on a background queue.
+///
+/// Whoever drops the last reference to a version frees the nodes only it holds, and after a cascade that deleted
+/// 100,000 objects that takes tens of milliseconds. Without this, that would often be a reader: it takes the new
+/// snapshot, drops the old one, and pays. With it, a reader that takes fresh snapshots never holds the last
+/// reference; only one that keeps a snapshot for longer than the grace period frees it itself.
+final class VersionReclaimer: Sendable {
+    /// How long a replaced version is kept.
+    static let grace: Double = 1.0
+    /// How many replaced versions are kept at most (a burst of small commits replaces little each time).
+    static let limit = 64
+
+    /// Versions pushed out by `limit` are handed to the queue this many at a time: waking the queue's thread for each
+    /// one cost a burst of one-object durable commits a thread wake-up apiece, on the path that acknowledges them.
+    static let overflowBatch = 32
+
+    private let retired = Mutex<(list: [(time: UInt64, graph: Graph)], overflow: [Graph])>(([], []))
+    private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
+
+    /// How many replaced versions are being kept (for tests).
+    var keptCount: Int { retired.withLock { $0.list.count } }
+
+    /// How many versions pushed out by `limit` wait for the next batch (for tests).
+    var overflowCount: Int { retired.withLock { $0.overflow.count } }
+
+    /// The sequence numbers of the versions being kept, oldest first (for tests).
+    var keptVersions: [UInt64] { retired.withLock { $0.list.map(\.graph.sequence) } }
+
+    /// Takes over a version that was just replaced by a newer published one.
+    func retire(_ graph: Graph) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (overflow, first) = retired.withLock { state -> ([Graph], Bool) in
+            state.list.append((now, graph))
+            if state.list.count > Self.limit { state.overflow.append(state.list.removeFirst().graph) }
+            var overflow: [Graph] = []
+            if state.overflow.count >= Self.overflowBatch { swap(&overflow, &state.overflow) }
+            return (overflow, state.list.count == 1)
+        }
+        if !overflow.isEmpty { queue.async { withExtendedLifetime(overflow) {} } }
+        if first { schedule() }
+    }
+
+    /// Transactions with at least this many changed objects are handed to `dispose` once committed.
+    static let disposedFrom = 4096
+
+    /// How long `dispose` holds what it is given: long enough that the committing thread has dropped its own
+    /// references (the commit it returned shares the transaction's rows), so the last one is released here.
+    static let disposeDelay = 0.05
+
+    /// Releases `value` on the background queue a little later, so whoever gave it does not pay for freeing it.
+    func dispose<T: Sendable>(_ value: consuming T) {
+        let held = value
+        queue.asyncAfter(deadline: .now() + Self.disposeDelay) { withExtendedLifetime(held) {} }
+    }
+
+    /// Lets every kept version go now, on the calling thread (a store that closes). Kept versions share most of
+    /// their nodes with the published one, so whichever reference goes last frees the whole graph: left to the
+    /// timer, that was the queue's thread, up to `grace` later, while the caller may already be loading the store
+    /// again (and allocating from the heap that thread frees into).
+    func drain() {
+        let kept = retired.withLock { state -> [Graph] in
+            let kept = state.list.map(\.graph) + state.overflow
+            state.list = []
+            state.overflow = []
+            return kept
+        }
+        withExtendedLifetime(kept) {}
+    }
+
+    private func schedule() {
+        queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
+            let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)
+            let (expired, more) = retired.withLock { state -> ([Graph], Bool) in
+                let n = state.list.prefix { $0.time <= cutoff }.count
+                var expired = state.list.prefix(n).map(\.graph)
+                state.list.removeFirst(n)
+                expired += state.overflow
+                state.overflow = []
+                return (expired, !state.list.isEmpty)
+            }
+            // Released here, on this queue, outside the lock.
+            withExtendedLifetime(expired) {}
+            if more { schedule() }
+        }
+    }
+}
