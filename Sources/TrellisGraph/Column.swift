@@ -41,12 +41,12 @@ package struct Column: Sendable {
         others = kind == .other ? Array(repeating: .null, count: Leaf.width) : []
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package func isNull(_ row: Int) -> Bool { nulls & (1 << UInt64(row)) != 0 }
 
     // Inlined so that reading one value through `columns[c]` reads the fields in place instead of copying the column
     // (and retaining its arrays) for the call.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func value(_ row: Int) -> Value {
         if isNull(row) { return .null }
         switch kind {
@@ -171,7 +171,7 @@ package struct LinkColumn: Sendable {
         }
     }
 
-    package var isToMany: Bool { one.isEmpty }
+    @inlinable package var isToMany: Bool { one.isEmpty }
 }
 
 /// The rows of 64 consecutive serials of one entity, column by column.
@@ -198,8 +198,8 @@ package struct Leaf: Sendable {
         self.links = links
     }
 
-    @inline(__always)
-    func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
+    @inlinable @inline(__always)
+    package func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
 
     /// Drops everything row `row` holds (values, null marks, links), so a deleted object's strings, blobs and target
     /// sets are released; `present` is the caller's.
@@ -232,7 +232,7 @@ package struct Leaf: Sendable {
 
     // Reading through `links` in place: binding `links[relationship]` to a local would copy it and retain its arrays.
 
-    package func targetCount(_ row: Int, _ relationship: Int) -> Int {
+    @inlinable package func targetCount(_ row: Int, _ relationship: Int) -> Int {
         links.withUnsafeBufferPointer { links in
             links[relationship].isToMany
                 ? links[relationship].many[row].count : (links[relationship].one[row] == 0 ? 0 : 1)
@@ -252,7 +252,7 @@ extension Array where Element: ExpressibleByIntegerLiteral {
     /// `_allocateBufferUninitialized`, which looks the buffer's class up in the runtime's metadata cache on every
     /// call (about 120 instructions, 3.6% of a checkpoint load's, which makes a dozen arrays for every leaf);
     /// `reserveCapacity` allocates through code specialized here, whose class is looked up once.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func zeros(_ count: Int) -> [Element] {
         var zeros: [Element] = []
         zeros.reserveCapacity(count)

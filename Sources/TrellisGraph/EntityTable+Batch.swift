@@ -161,7 +161,7 @@ extension EntityTable {
 extension Leaf {
     /// The value of one row in one column, read in place (binding `columns[c]` would copy the column and retain its
     /// arrays).
-    @inline(__always)
+    @inlinable @inline(__always)
     package func value(column c: Int, row r: Int) -> Value {
         columns.withUnsafeBufferPointer { $0[c].value(r) }
     }

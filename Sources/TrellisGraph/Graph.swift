@@ -20,8 +20,8 @@ public struct Graph: Sendable {
         self.tables = schema.layouts.map(EntityTable.init)
     }
 
-    @inline(__always)
-    func layout(_ entity: UInt32) -> EntityLayout { schema.layouts[Int(entity)] }
+    @inlinable @inline(__always)
+    package func layout(_ entity: UInt32) -> EntityLayout { schema.layouts[Int(entity)] }
 
     func table(_ id: ObjectID) -> EntityTable? {
         Int(id.entity) < tables.count ? tables[Int(id.entity)] : nil

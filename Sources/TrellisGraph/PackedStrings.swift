@@ -25,13 +25,13 @@ package struct PackedStrings: Sendable {
     }
 
     /// The bytes of row `row`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func span(_ row: Int) -> Range<Int> {
         if ends.isEmpty { return 0..<0 }
         return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
     }
 
-    func string(_ row: Int) -> String {
+    @usableFromInline func string(_ row: Int) -> String {
         let range = span(row)
         if range.isEmpty { return "" }
         // Decoded straight from the buffer: a slice of `bytes` would retain and release it.
@@ -43,7 +43,7 @@ package struct PackedStrings: Sendable {
     /// Row `row`'s string, read through a pointer to the column's storage. Reading it from the leaf's buffer, the
     /// compiler kept both arrays retained across the string initializer (an opaque call), four atomic operations per
     /// read; here the bytes go to the stack first and the string is made from there once the arrays are done with.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func string(at strings: UnsafePointer<PackedStrings>, _ row: Int) -> String {
         var copy: StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
         let count = withUnsafeMutableBytes(of: &copy) { buffer -> Int in
@@ -62,15 +62,15 @@ package struct PackedStrings: Sendable {
         }
     }
 
-    @inline(__always)
-    private static func span(_ ends: UnsafePointer<[UInt32]>, _ row: Int) -> Range<Int> {
+    @inlinable @inline(__always)
+    static func span(_ ends: UnsafePointer<[UInt32]>, _ row: Int) -> Range<Int> {
         ends.pointee.withUnsafeBufferPointer { ends in
             if ends.isEmpty { return 0..<0 }
             return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
         }
     }
 
-    private typealias StackBytes = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+    @usableFromInline typealias StackBytes = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
 

@@ -8,7 +8,7 @@ package struct ScalarEntry: Comparable, Sendable {
     var bits: UInt64
     package var serial: UInt64
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func < (lhs: ScalarEntry, rhs: ScalarEntry) -> Bool {
         lhs.bits != rhs.bits ? lhs.bits < rhs.bits : lhs.serial < rhs.serial
     }

@@ -1,5 +1,5 @@
 /// An entity resolved to numbers: attribute and relationship positions, inverse links, index columns.
-package struct EntityLayout: Sendable {
+@usableFromInline package struct EntityLayout: Sendable {
     package struct RelationshipLayout: Sendable {
         package var name: String
         package var target: UInt32

@@ -16,10 +16,10 @@ import Foundation
 public struct Schema: Sendable, Equatable {
     /// Everything a schema holds, behind one reference: a graph (and so every snapshot) carries its schema, and
     /// copying a snapshot should cost one retain for it, not one per array.
-    private final class Storage: Sendable {
+    @usableFromInline package final class Storage: Sendable {
         let entities: [EntityDescription]
         let fingerprint: UInt64
-        let layouts: [EntityLayout]
+        @usableFromInline package let layouts: [EntityLayout]
         let entityNumbers: [String: UInt32]
         let history: [SchemaMigration]
 
@@ -35,7 +35,7 @@ public struct Schema: Sendable, Equatable {
         }
     }
 
-    private let storage: Storage
+    @usableFromInline package let storage: Storage
 
     public var entities: [EntityDescription] { storage.entities }
     /// A stable 64-bit digest of the structure of stored data, in stored order: entity, attribute and relationship
@@ -45,7 +45,7 @@ public struct Schema: Sendable, Equatable {
     /// The migrations the store this schema was read from went through, oldest first (empty for a schema built in
     /// code). Not part of the fingerprint or of equality.
     public var history: [SchemaMigration] { storage.history }
-    package var layouts: [EntityLayout] { storage.layouts }
+    @inlinable package var layouts: [EntityLayout] { storage.layouts }
     private var entityNumbers: [String: UInt32] { storage.entityNumbers }
 
     public init(_ entities: [EntityDescription]) throws {

@@ -13,12 +13,12 @@ public struct ObjectID: Hashable, Comparable, Sendable, Codable, CustomStringCon
     /// The object's serial number within its entity; the first object of an entity gets 1.
     public let serial: UInt64
 
-    public init(entity: UInt32, serial: UInt64) {
+    @inlinable public init(entity: UInt32, serial: UInt64) {
         self.entity = entity
         self.serial = serial
     }
 
-    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+    @inlinable public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         (lhs.entity, lhs.serial) < (rhs.entity, rhs.serial)
     }
 

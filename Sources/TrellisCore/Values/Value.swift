@@ -21,7 +21,7 @@ public enum Value: Sendable {
     case url(URL)
     case decimal(Decimal)
 
-    public var isNull: Bool {
+    @inlinable public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
