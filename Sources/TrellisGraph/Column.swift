@@ -20,14 +20,14 @@ package struct Column: Sendable {
         }
     }
 
-    package let kind: Kind
+    @usableFromInline package let kind: Kind
     /// Bit `r` set: row `r` holds null.
-    package var nulls: UInt64
-    package var bits: UInt64
-    package var ints: [Int64]
-    package var doubles: [Double]
-    package var strings: PackedStrings
-    package var others: [Value]
+    @usableFromInline package var nulls: UInt64
+    @usableFromInline package var bits: UInt64
+    @usableFromInline package var ints: [Int64]
+    @usableFromInline package var doubles: [Double]
+    @usableFromInline package var strings: PackedStrings
+    @usableFromInline package var others: [Value]
 
     // Every field set once, each array made where it is stored: assigning an array over a default empty one made the
     // optimizer copy the whole column (retaining each of its arrays) into the leaf that a new column goes to.
@@ -160,8 +160,8 @@ package struct Column: Sendable {
 /// One relationship's targets for the 64 rows of a leaf: a serial per row for to-one (0: none), a persistent set per
 /// row for to-many.
 package struct LinkColumn: Sendable {
-    package var one: [UInt64] = []
-    package var many: [SerialTrie<Void>] = []
+    @usableFromInline package var one: [UInt64] = []
+    @usableFromInline package var many: [SerialTrie<Void>] = []
 
     init(toMany: Bool) {
         if toMany {
@@ -183,9 +183,9 @@ package struct Leaf: Sendable {
     package static let shift: UInt64 = 6
     package static let mask: UInt64 = 63
 
-    package var present: UInt64 = 0
-    package var columns: [Column]
-    package var links: [LinkColumn]
+    @usableFromInline package var present: UInt64 = 0
+    @usableFromInline package var columns: [Column]
+    @usableFromInline package var links: [LinkColumn]
 
     package init(_ layout: EntityLayout) {
         columns = layout.attributes.map { Column(kind: Column.Kind($0.type)) }

@@ -166,6 +166,12 @@ extension Leaf {
         columns.withUnsafeBufferPointer { $0[c].value(r) }
     }
 
+    /// Whether one row holds null in one column, read in place.
+    @inlinable @inline(__always)
+    package func isNull(column c: Int, row r: Int) -> Bool {
+        columns.withUnsafeBufferPointer { $0[c].isNull(r) }
+    }
+
     /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
     /// array.
     package func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {
@@ -186,11 +192,11 @@ extension Leaf {
 package struct LeafCursor {
     private var entity = UInt32.max
     private var key: UInt64 = 0
-    private var found = false
+    @usableFromInline var found = false
     /// The leaf at `entity` and `key` when `found`.
-    private var leaf = Leaf()
+    @usableFromInline var leaf = Leaf()
 
-    private mutating func move(to id: ObjectID, in tables: [EntityTable]) -> Int {
+    @usableFromInline mutating func move(to id: ObjectID, in tables: [EntityTable]) -> Int {
         let (l, r) = EntityTable.split(id.serial)
         if id.entity != entity || l != key {
             entity = id.entity
@@ -213,7 +219,7 @@ package struct LeafCursor {
     }
 
     /// Calls `body` with the leaf and row of a live object (the leaf is lent, not copied); nil when it is not live.
-    package mutating func withRow<R>(
+    @inlinable package mutating func withRow<R>(
         _ id: ObjectID, in tables: [EntityTable], _ body: (Leaf, Int) throws -> R
     ) rethrows -> R? {
         let r = move(to: id, in: tables)

@@ -2,7 +2,7 @@ import TrellisCore
 
 /// Every object of one entity: leaves of 64 rows in a radix trie keyed by `serial >> 6`, and one ordered tree per
 /// index. All mutation is copy-on-write, so a table shared with an older snapshot is copied only along changed paths.
-package struct EntityTable: Sendable {
+@usableFromInline package struct EntityTable: Sendable {
     package var leaves = SerialTrie<Leaf>()
     package var count = 0
     /// The highest serial ever stored; new serials are allocated above it.
@@ -18,9 +18,15 @@ package struct EntityTable: Sendable {
         (serial >> Leaf.shift, Int(serial & Leaf.mask))
     }
 
-    func contains(_ serial: UInt64) -> Bool {
+    @usableFromInline func contains(_ serial: UInt64) -> Bool {
         let (l, r) = Self.split(serial)
         return leaves[l]?.contains(r) ?? false
+    }
+
+    /// The number of targets of a relationship of a live object (0 for none).
+    @usableFromInline func targetCount(_ serial: UInt64, _ relationship: Int) -> Int {
+        guard let (leaf, r) = locate(serial) else { return 0 }
+        return leaf.targetCount(r, relationship)
     }
 
     /// The leaf and row of a live object.

@@ -12,7 +12,7 @@ public struct Graph: Sendable {
     public let schema: Schema
     /// The sequence number of the last commit this version contains (0 for an empty store).
     public package(set) var sequence: UInt64
-    package var tables: [EntityTable]
+    @usableFromInline package var tables: [EntityTable]
 
     public init(schema: Schema) {
         self.schema = schema
@@ -32,8 +32,8 @@ public struct Graph: Sendable {
 
     /// Whether the object exists in this version.
     /// - Complexity: O(log n), a few node hops.
-    public func contains(_ id: ObjectID) -> Bool {
-        table(id)?.contains(id.serial) ?? false
+    @inlinable public func contains(_ id: ObjectID) -> Bool {
+        Int(id.entity) < tables.count && tables[Int(id.entity)].contains(id.serial)
     }
 
     /// The number of live objects of the entity with this number.
@@ -80,9 +80,9 @@ public struct Graph: Sendable {
 
     /// The number of targets of a relationship.
     /// - Complexity: O(1).
-    public func targetCount(_ id: ObjectID, _ relationship: RelationshipKey) -> Int {
-        guard relationship.entity == id.entity, let (leaf, r) = table(id)?.locate(id.serial) else { return 0 }
-        return leaf.targetCount(r, relationship.index)
+    @inlinable public func targetCount(_ id: ObjectID, _ relationship: RelationshipKey) -> Int {
+        guard relationship.entity == id.entity, Int(id.entity) < tables.count else { return 0 }
+        return tables[Int(id.entity)].targetCount(id.serial, relationship.index)
     }
 
     /// Every live object of an entity, in ascending serial order, as rows that read columns without lookups.

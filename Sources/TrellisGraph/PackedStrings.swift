@@ -11,10 +11,10 @@ import TrellisCore
 /// ends:   e0         e1             e63          row r spans ends[r-1] ..< ends[r] (0 ..< ends[0] for row 0)
 /// ```
 package struct PackedStrings: Sendable {
-    package private(set) var bytes: [UInt8] = []
+    @usableFromInline package private(set) var bytes: [UInt8] = []
     /// Empty until the first string is set, so the columns of other kinds (which hold a `PackedStrings` too) cost no
     /// allocation for it.
-    package private(set) var ends: [UInt32] = []
+    @usableFromInline package private(set) var ends: [UInt32] = []
 
     package init() {}
 

@@ -124,7 +124,7 @@ enum Checkpoint {
             parts.removeAll(keepingCapacity: true)
             (rows, bytes, targets) = (0, 0, 0)
         }
-        for (key, leaf) in table.leaves {
+        try table.forEachLeaf { key, leaf in
             let leafTargets = C.targetCount(leaf, mask: leaf.present)
             if targets + leafTargets > C.maxTargets { try flush() }
             if leafTargets <= C.maxTargets {

@@ -50,7 +50,7 @@ enum CheckpointColumns {
             var live: [(part: Int, row: Int)] = []
             live.reserveCapacity(rows.count)
             for (i, (p, r)) in rows.enumerated() {
-                if parts[p].leaf.columns[a].isNull(r) {
+                if parts[p].leaf.isNull(column: a, row: r) {
                     nulls[i >> 3] |= 1 << UInt8(i & 7)
                     anyNull = true
                 } else {
@@ -121,7 +121,7 @@ enum CheckpointColumns {
                 let link = parts[p].leaf.links[k]
                 if link.isToMany {
                     counts.append(Int64(link.many[r].count))
-                    link.many[r].forEach { serial, _ in targets.append(Int64(bitPattern: serial)) }
+                    parts[p].leaf.forEachTarget(r, k) { serial in targets.append(Int64(bitPattern: serial)) }
                 } else {
                     let t = link.one[r]
                     counts.append(t == 0 ? 0 : 1)

@@ -8,61 +8,10 @@ import TrellisGraph
 /// Only an index whose order differs from serial order gets one: a sequential id's index is already in order, and the
 /// loader sees that as it reads the keys.
 enum CheckpointIndexOrder {
-    /// The places of index `index` of `table`: for the i-th live object in serial order, its position in the index.
-    /// Nil when every object stands in serial order (nothing to store), and when the index does not hold exactly the
-    /// live objects (which commits never leave; should it happen, the checkpoint stores no order and loading builds
-    /// the index from the rows, rather than compaction stopping).
+    /// The place of each live object in index `index`'s order, by serial rank (see `EntityTable.indexPlaces`); nil
+    /// when the objects stand in serial order or the index does not hold exactly the live objects.
     static func places(_ table: EntityTable, index: Int) -> [Int64]? {
-        // The rank of a serial among the live ones: the live objects of the leaves before its own, plus those of its
-        // leaf below it.
-        var keys: [UInt64] = []
-        var bases: [Int] = []
-        var presents: [UInt64] = []
-        var total = 0
-        for (key, leaf) in table.leaves {
-            keys.append(key)
-            bases.append(total)
-            presents.append(leaf.present)
-            total += leaf.present.nonzeroBitCount
-        }
-        guard table.indexes[index].count == total else { return nil }
-        // Leaves with no gap between them (a store without deletions): a leaf's position is its key's distance from
-        // the first, found without a search.
-        let first = keys.first ?? 0
-        let dense = keys.last.map { $0 - first + 1 == UInt64(keys.count) } ?? false
-        var places = [Int64](repeating: -1, count: total)
-        var position: Int64 = 0
-        var inSerialOrder = true
-        var consistent = true
-        func place(_ serial: UInt64) {
-            let key = serial >> Leaf.shift
-            let bit: UInt64 = 1 << (serial & Leaf.mask)
-            var low = 0
-            if dense {
-                low = key >= first && key - first < UInt64(keys.count) ? Int(key - first) : keys.count
-            } else {
-                var high = keys.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if keys[middle] < key { low = middle + 1 } else { high = middle }
-                }
-            }
-            guard low < keys.count, keys[low] == key, presents[low] & bit != 0 else {
-                consistent = false
-                return
-            }
-            let rank = bases[low] + (presents[low] & (bit - 1)).nonzeroBitCount
-            if rank != Int(position) { inSerialOrder = false }
-            places[rank] = position
-            position += 1
-        }
-        switch table.indexes[index] {
-        case .scalar(let tree, _): tree.forEach { entry, _ in place(entry.serial) }
-        case .general(let tree): tree.forEach { entry, _ in place(entry.serial) }
-        }
-        // Every object placed once: an entry naming an object twice would leave another's place unset.
-        guard consistent, !inSerialOrder, !places.contains(-1) else { return nil }
-        return places
+        table.indexPlaces(index)
     }
 
     /// Encodes the places of index `index` of entity `entity`.

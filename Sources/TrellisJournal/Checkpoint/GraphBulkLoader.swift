@@ -94,7 +94,7 @@ struct GraphBulkLoader {
         guard entity >= 0 else { return }
         let layout = schema.layouts[entity]
         var table = tables[entity]
-        table.leaves = SerialTrie(ascendingKeys: leafKeys, values: leaves)
+        table.setLeaves(ascendingKeys: leafKeys, leaves: leaves)
         table.count = count
         table.maxSerial = lastSerial
         // An index with a stored order (format version 3) is built from its keys put in their places, each read
@@ -280,8 +280,7 @@ struct GraphBulkLoader {
                 let end = links.ends[i]
                 guard start < end else { continue }
                 if toMany {
-                    leaf.links[relationship].many[r] = SerialTrie(
-                        ascendingKeys: links.targets[start..<end], values: EmptyCollection<Void>())
+                    leaf.links[relationship].setTargets(r, ascending: links.targets[start..<end])
                 } else {
                     leaf.links[relationship].one[r] = links.targets[start]
                 }
