@@ -201,6 +201,15 @@ package struct Leaf: Sendable {
     @inlinable @inline(__always)
     package func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
 
+    /// The rows whose bits are set in `present`, ascending.
+    static func rows(_ present: UInt64) -> some Sequence<Int> {
+        sequence(state: present) { (m: inout UInt64) -> Int? in
+            guard m != 0 else { return nil }
+            defer { m &= m - 1 }
+            return m.trailingZeroBitCount
+        }
+    }
+
     /// Drops everything row `row` holds (values, null marks, links), so a deleted object's strings, blobs and target
     /// sets are released; `present` is the caller's.
     mutating func clearRow(_ row: Int) {

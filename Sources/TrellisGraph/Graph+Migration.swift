@@ -85,21 +85,21 @@ extension Graph {
             let fill = attribute.defaultValue.flatMap { attribute.type.normalized($0) } ?? .null
             guard let s = source.source else {
                 var column = Column(kind: Column.Kind(attribute.type))
-                for r in rows(leaf.present) { column.set(r, fill) }
+                for r in Leaf.rows(leaf.present) { column.set(r, fill) }
                 out.columns.append(column)
                 continue
             }
             var column = leaf.columns[s]
             if source.toDouble {
                 var doubles = Column(kind: .double)
-                for r in rows(leaf.present) where !column.isNull(r) {
+                for r in Leaf.rows(leaf.present) where !column.isNull(r) {
                     doubles.set(r, .double(Double(column.ints[r])))
                 }
                 doubles.nulls = column.nulls
                 column = doubles
             }
             if source.fillNulls && !fill.isNull {
-                for r in rows(leaf.present) where column.isNull(r) { column.set(r, fill) }
+                for r in Leaf.rows(leaf.present) where column.isNull(r) { column.set(r, fill) }
             }
             out.columns.append(column)
         }
@@ -108,14 +108,6 @@ extension Graph {
             out.links.append(source.map { leaf.links[$0] } ?? LinkColumn(toMany: layout.relationships[k].isToMany))
         }
         return out
-    }
-
-    private static func rows(_ present: UInt64) -> some Sequence<Int> {
-        Swift.sequence(state: present) { (m: inout UInt64) -> Int? in
-            guard m != 0 else { return nil }
-            defer { m &= m - 1 }
-            return m.trailingZeroBitCount
-        }
     }
 
     /// What breaks `checks` in this graph: one line per offending object, at most `limit` per check.

@@ -49,18 +49,9 @@ package enum IndexBuilder {
         _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
     ) -> some Sequence<IndexEntry> {
         zip(keys, leaves).lazy.flatMap { key, leaf in
-            Self.rows(leaf.present).lazy.map { r in
+            Leaf.rows(leaf.present).lazy.map { r in
                 IndexEntry(index.columns.map { leaf.columns[$0].value(r) }, serial: key << Leaf.shift | UInt64(r))
             }
-        }
-    }
-
-    /// The rows whose bits are set in `present`, ascending.
-    private static func rows(_ present: UInt64) -> some Sequence<Int> {
-        sequence(state: present) { (m: inout UInt64) -> Int? in
-            guard m != 0 else { return nil }
-            defer { m &= m - 1 }
-            return m.trailingZeroBitCount
         }
     }
 

@@ -1,14 +1,11 @@
 import Foundation
 import Trellis
 
-/// The migration tests' contacts store, for child processes: the v1 schema and seed of `MigrationFixtures`
-/// (Tests/TrellisTests/Migration/MigrationFixtures.swift), the v2 schema the crash tests migrate to, and a dump that
-/// a parent compares with what it reads itself.
-///
-/// Keep `v1Entities` and `seed` in step with `MigrationFixtures`: they are copies (the test target cannot be imported
-/// by this executable). `MigrationCrossProcessTests` fails when the two seeds differ in any object, value, link or ID.
+/// The migration tests' contacts store, shared by child processes and the test target (`MigrationFixtures` uses it):
+/// the v1 schema and seed, the v2 schema the crash tests migrate to, and a dump that a parent compares with what it
+/// reads itself.
 enum ContactsFixture {
-    /// A copy of `MigrationFixtures.v1Entities`.
+    /// Teams with a unique title; people with a name, an Int32 age and an optional nickname, each in one team.
     static let v1Entities: [EntityDescription] = [
         EntityDescription(
             "Team", attributes: [AttributeDescription("title", .string)],
@@ -39,7 +36,7 @@ enum ContactsFixture {
     static let people = 150
     static let teams = 3
 
-    /// A copy of `MigrationFixtures.seed` with the number of people as a parameter (150 there): 3 teams, person i aged
+    /// The seed, with the number of people as a parameter (150 by default): 3 teams, person i aged
     /// 20 + i % 40, every third without a nickname, in team i % 3, all in one commit. Returns the people's IDs.
     @discardableResult
     static func seed(_ store: Store, people: Int = people) throws -> [ObjectID] {

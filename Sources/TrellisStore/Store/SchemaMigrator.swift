@@ -20,19 +20,21 @@ enum SchemaMigrator {
     static func run(_ graph: Graph, plan: ResolvedMigrationPlan, collectingProblems: Bool = false) throws -> Outcome {
         let stored = graph.schema
         var candidates: [Int] = []
+        var aligned: [Int: Schema] = [:]
         for (i, version) in plan.versions.enumerated() {
             let stage = try MigrationPlanner.plan(from: stored, to: version.schema, counts: counts(graph))
-            if !stage.isNeeded && stage.schema.fingerprint == stored.fingerprint { candidates.append(i) }
+            if !stage.isNeeded && stage.schema.fingerprint == stored.fingerprint {
+                candidates.append(i)
+                aligned[i] = stage.schema
+            }
         }
         // Two versions of the same structure (a stage that only moves data): the history says which one the store
         // holds.
         let recorded = stored.history.last?.toVersion
         let start = candidates.first { plan.versions[$0].identifier == recorded } ?? candidates.last
-        if start == plan.versions.count - 1 {
-            let same = try MigrationPlanner.plan(from: stored, to: plan.target, counts: counts(graph))
+        if let start, start == plan.versions.count - 1, let same = aligned[start] {
             return Outcome(
-                graph: graph.withSchema(same.schema.withHistory(stored.history)), record: nil, steps: [],
-                problems: [])
+                graph: graph.withSchema(same.withHistory(stored.history)), record: nil, steps: [], problems: [])
         }
         // From the store's version through every later one; a store that matches no version is inferred straight to
         // the last.

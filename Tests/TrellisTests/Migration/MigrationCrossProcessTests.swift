@@ -117,7 +117,7 @@ import Testing
         let (referenceDisk, v1, people) = try Self.referenceV1()
         do {
             let read = try Store(directory: store, schema: try MigrationFixtures.v1(), options: .init(readOnly: true))
-            #expect(read.snapshot.differences(from: v1) == [], "ContactsFixture.seed drifted from MigrationFixtures")
+            #expect(read.snapshot.differences(from: v1) == [], "the child's seed is not the one this process writes")
             #expect(read.snapshot.maxSerials == v1.maxSerials)
         }
 
