@@ -207,67 +207,27 @@ struct CommitResolver {
     /// Expands the requested deletes through their cascade rules, checks deny rules, notes what nullify rules will
     /// unlink, records each deleted object, and applies the deletes.
     ///
-    /// One walk over the cascade does all of it: a target of a nullify or deny rule that the cascade has not reached
-    /// yet is kept, and checked again once the walk is over (most have been reached by then: a folder's parent is
-    /// deleted before its children).
+    /// One walk over the cascade (`DeleteCascade`) does all of it: a target of a nullify or deny rule that the cascade
+    /// has not reached yet is kept, and checked again once the walk is over (most have been reached by then: a
+    /// folder's parent is deleted before its children).
     private mutating func resolveDeletes(_ tx: Transaction) throws {
         guard !tx.deletes.isEmpty else { return }
-        var deletes: [ChangeSet.Delete] = []
-        var doomed = ObjectIDSet()
-        var unlinked: [ObjectID] = []
-        var denials: [(id: ObjectID, relationship: Int, blocker: ObjectID, count: Int)] = []
-        var cursor = LeafCursor()
-        var queue = tx.deletes
-        var next = 0
-        while next < queue.count {
-            let id = queue[next]
-            let requested = next < tx.deletes.count
-            next += 1
-            guard !doomed.contains(id) else { continue }
-            let links = schema.layouts[Int(id.entity)].relationships
-            let row = cursor.withRow(id, in: graph.tables) { leaf, r -> DeletedRow in
-                for (k, rel) in links.enumerated() {
-                    switch rel.deleteRule {
-                    case .cascade:
-                        leaf.forEachTarget(r, k) { queue.append(ObjectID(entity: rel.target, serial: $0)) }
-                    case .nullify:
-                        leaf.forEachTarget(r, k) { serial in
-                            let t = ObjectID(entity: rel.target, serial: serial)
-                            if !doomed.contains(t) { unlinked.append(t) }
-                        }
-                    case .deny:
-                        leaf.forEachTarget(r, k) { serial in
-                            let t = ObjectID(entity: rel.target, serial: serial)
-                            if !doomed.contains(t), graph.contains(t) {
-                                denials.append((id, k, t, leaf.targetCount(r, k)))
-                            }
-                        }
-                    case .noAction:
-                        break
-                    }
-                }
-                return DeletedRow(leaf: leaf, row: r, links: links)
-            }
-            guard let row else {
-                if requested {
-                    throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
-                }
-                continue  // a dangling target left by a no-action rule
-            }
-            doomed.insert(id)
-            deletes.append(ChangeSet.Delete(id: id, row: row))
+        let cascade = DeleteCascade(deleting: tx.deletes, in: graph)
+        if let id = cascade.missing {
+            throw TrellisError(.missingObject, "cannot delete \(describe(id)): it does not exist", object: id)
         }
-        cursor = LeafCursor()  // drops its hold on a leaf that the deletes write
+        var deletes = cascade.deletes
+        let doomed = cascade.doomed
         // The first object, in the cascade's order, whose deny rule holds a target that outlives the commit.
-        if let denial = denials.first(where: { !doomed.contains($0.blocker) }) {
-            let name = schema.layouts[Int(denial.id.entity)].relationships[denial.relationship].name
+        if let denial = cascade.denials.first(where: { !doomed.contains($0.blocker) }) {
+            let name = schema.layouts[Int(denial.object.entity)].relationships[denial.relationship].name
             throw TrellisError(
                 .deleteDenied,
-                "cannot delete \(describe(denial.id)): relationship '\(name)' has delete rule deny and still "
+                "cannot delete \(describe(denial.object)): relationship '\(name)' has delete rule deny and still "
                     + "holds \(describe(denial.blocker))" + (denial.count > 1 ? " (\(denial.count) targets)" : ""),
-                object: denial.id)
+                object: denial.object)
         }
-        for t in unlinked where !doomed.contains(t) { touched.insert(t) }
+        for t in cascade.unlinked where !doomed.contains(t) { touched.insert(t) }
         // A big cascade's deletes read their rows when asked (`DeletedRow`); smaller ones copy their values and
         // targets out, so that a change set kept for long (history, undo) does not keep whole leaves alive.
         if deletes.count < DeletedRow.recordedFrom {
