@@ -3,8 +3,9 @@ import TrellisCore
 extension Graph {
     /// The next version: this graph with a resolved change set applied.
     ///
-    /// Pure: the receiver is unchanged. Live commits and recovery both come here, so a recovered store cannot differ
-    /// from the one that was written. Inserts are applied first, then attribute updates, relationship edits in order,
+    /// Pure: the receiver is unchanged. Recovery applies journal records this way (in place, through `apply`); a live
+    /// commit's resolver applies its phases with the same primitives in the same order, so applying a commit's change
+    /// set to the version before it rebuilds the version it published. Inserts are applied first, then attribute updates, relationship edits in order,
     /// and deletes in order (each delete unlinks the deleted object from the inverse of every relationship whose rule
     /// is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
     /// missing one, a value of the wrong type) throws `TrellisError.corrupt` naming the object.
