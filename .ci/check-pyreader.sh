@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Proves journal-format.md by a second reader: Tools/trellis-pyreader/trellis_reader.py, written from the document
+# alone (Python 3 standard library), must print exactly what the Swift `trellis` tool prints for `export` and
+# `dump --json` on a range of stores. Builds nothing: give it the built tool.
+#
+#   .ci/check-pyreader.sh [path/to/trellis]     (default: .build/debug/trellis)
+#
+# Stores (each made in a temporary directory by the tool itself, or copied from the repository):
+#   demo           `trellis demo`: inserts, links, a cascade delete of a folder tree, a migration (segment 2)
+#   demo-compacted the demo after `trellis compact`: a checkpoint only
+#   demo-big       a larger demo, compacted: checkpoints of several chunks, compressed records and sections
+#   format3        Tests/TrellisTests/Fixtures/format3-store: a version-3 store (checkpoint + two segments: updates,
+#                  deletes, doubles, data), and the same store compacted by this build
+#   migrated       the demo migrated to a schema with an attribute of every type, renames, a widening, a new entity
+#                  and indexes (Tools/trellis-pyreader/migration_schemas.py 1); then compacted (a checkpoint of every
+#                  column kind, with index-order chunks); then migrated again (a retired entity, a renamed entity,
+#                  nulls filled, removals) on top of that checkpoint, and compacted again
+#   torn           the demo with 100 bytes of garbage after its last record (a torn tail, reported by both)
+# Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
+# the document defines. Exits 1 with a diff at the first disagreement.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+trellis=${1:-$root/.build/debug/trellis}
+reader=$root/Tools/trellis-pyreader/trellis_reader.py
+schemas=$root/Tools/trellis-pyreader/migration_schemas.py
+if [ ! -x "$trellis" ]; then
+    echo "check-pyreader: no trellis binary at $trellis (build it: swift build --product trellis)" >&2
+    exit 2
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-pyreader.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+failed=0
+compared=0
+
+# compare NAME: both readers on $work/NAME, for export and dump --json; exit codes must agree too.
+compare() {
+    local store=$work/$1
+    local cmd swift_rc py_rc
+    for cmd in export dump; do
+        local args=()
+        [ "$cmd" = dump ] && args=(--json)
+        set +e
+        "$trellis" "$cmd" "$store" "${args[@]}" >"$work/$1.$cmd.swift" 2>/dev/null
+        swift_rc=$?
+        python3 "$reader" "$cmd" "$store" >"$work/$1.$cmd.py" 2>"$work/$1.$cmd.py.err"
+        py_rc=$?
+        set -e
+        if ! cmp -s "$work/$1.$cmd.swift" "$work/$1.$cmd.py" || [ "$swift_rc" != "$py_rc" ]; then
+            echo "check-pyreader: $1: '$cmd' differs (trellis exit $swift_rc, trellis_reader.py exit $py_rc)" >&2
+            cat "$work/$1.$cmd.py.err" >&2
+            diff -u "$work/$1.$cmd.swift" "$work/$1.$cmd.py" | cut -c1-400 | head -60 >&2 || true
+            failed=1
+        fi
+    done
+    if [ "$1" != torn ] && ! python3 "$reader" verify "$store" >"$work/$1.verify" 2>&1; then
+        echo "check-pyreader: $1: trellis_reader.py verify failed" >&2
+        cat "$work/$1.verify" >&2
+        failed=1
+    fi
+    compared=$((compared + 1))
+    echo "check-pyreader: $1: $(head -1 "$work/$1.verify" 2>/dev/null || echo torn tail)"
+}
+
+# copy FROM TO: a store copied (without its lock file)
+copy() {
+    mkdir "$work/$2"
+    find "$work/$1" -maxdepth 1 -type f ! -name LOCK -exec cp {} "$work/$2/" \;
+}
+
+"$trellis" demo "$work/demo" --items 500 --fan-out 3 --depth 4 >/dev/null
+compare demo
+
+copy demo demo-compacted
+"$trellis" compact "$work/demo-compacted" >/dev/null
+compare demo-compacted
+
+"$trellis" demo "$work/demo-big" --items 12000 --fan-out 4 --depth 5 >/dev/null
+compare demo-big
+"$trellis" compact "$work/demo-big" >/dev/null
+compare demo-big
+
+mkdir "$work/format3"
+cp "$root"/Tests/TrellisTests/Fixtures/format3-store/* "$work/format3/"
+compare format3
+copy format3 format3-compacted
+"$trellis" compact "$work/format3-compacted" >/dev/null
+compare format3-compacted
+
+copy demo migrated
+"$trellis" info "$work/migrated" --json >"$work/info1.json"
+python3 "$schemas" 1 "$work/info1.json" "$work/schema1.json"
+"$trellis" migrate "$work/migrated" --to "$work/schema1.json" >/dev/null
+compare migrated
+"$trellis" compact "$work/migrated" >/dev/null
+compare migrated
+"$trellis" info "$work/migrated" --json >"$work/info2.json"
+python3 "$schemas" 2 "$work/info2.json" "$work/schema2.json"
+"$trellis" migrate "$work/migrated" --to "$work/schema2.json" >/dev/null
+compare migrated
+"$trellis" compact "$work/migrated" >/dev/null
+compare migrated
+
+copy demo torn
+last=$(ls "$work/torn" | grep '^segment-' | sort | tail -1)
+python3 -c "import sys; open(sys.argv[1], 'ab').write(bytes(range(7, 107)))" "$work/torn/$last"
+compare torn
+
+if [ "$failed" != 0 ]; then
+    echo "check-pyreader: the readers disagree (see above); journal-format.md or trellis_reader.py is wrong" >&2
+    exit 1
+fi
+echo "check-pyreader: $compared comparisons, trellis and trellis_reader.py agree"
