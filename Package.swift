@@ -45,6 +45,13 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
+        // Test support, not product: the simulated file layer (the crash suite's F harness). No product and no library
+        // layer depends on it (`.ci/check-layers.py` keeps it so); the tests and the fuzzer do.
+        .target(
+            name: "TrellisTestSupport",
+            dependencies: ["TrellisCore", "TrellisJournal"],
+            path: "Sources/TrellisTestSupport"
+        ),
         .executableTarget(
             name: "trellis",
             dependencies: ["Trellis"],
@@ -65,7 +72,8 @@ let package = Package(
         .testTarget(
             name: "TrellisTests",
             dependencies: [
-                "Trellis", "TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "trellis-crashtest",
+                "Trellis", "TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "TrellisTestSupport",
+                "trellis-crashtest",
             ],
             path: "Tests/TrellisTests",
             exclude: ["Crash/README.md", "Fixtures"]

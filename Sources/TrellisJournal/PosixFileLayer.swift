@@ -114,7 +114,7 @@ extension String {
 }
 
 /// A `TrellisError.io` naming the call, the path and the system's own words for the error.
-func posixError(_ call: String, _ path: String, _ code: Int32) -> TrellisError {
+package func posixError(_ call: String, _ path: String, _ code: Int32) -> TrellisError {
     TrellisError(.io, "\(call) of \(path) failed: \(String(cString: strerror(code))) (errno \(code))")
 }
 
