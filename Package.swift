@@ -66,7 +66,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-crashtest",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "TrellisJournal"],
             path: "Tools/trellis-crashtest"
         ),
         .testTarget(
