@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Trellis",
+    // The first releases with Synchronization's Mutex and Atomic, which every layer uses. Only Linux is built and
+    // tested (see README.md, "Platforms"); the Apple platforms' code paths are written but not compiled here.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
         .executable(name: "trellis", targets: ["trellis"]),
