@@ -51,9 +51,7 @@ enum Tool {
     /// child while we wait for it.
     static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
-    ) throws
-        -> ToolResult
-    {
+    ) throws -> ToolResult {
         let binary = try #require(Tool.binary, "no trellis binary next to the tests; run `swift build` first")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
