@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Trellis",
+    // The first releases with Synchronization's Mutex and Atomic, which every layer uses. Only Linux is built and
+    // tested (see README.md, "Platforms"); the Apple platforms' code paths are written but not compiled here.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
         .executable(name: "trellis", targets: ["trellis"]),
@@ -45,6 +48,13 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
+        // Test support, not product: the simulated file layer (the crash suite's F harness). No product and no library
+        // layer depends on it (`.ci/check-layers.py` keeps it so); the tests and the fuzzer do.
+        .target(
+            name: "TrellisTestSupport",
+            dependencies: ["TrellisCore", "TrellisJournal"],
+            path: "Sources/TrellisTestSupport"
+        ),
         .executableTarget(
             name: "trellis",
             dependencies: ["Trellis"],
@@ -59,13 +69,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-crashtest",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "TrellisJournal"],
             path: "Tools/trellis-crashtest"
         ),
         .testTarget(
             name: "TrellisTests",
             dependencies: [
-                "Trellis", "TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "trellis-crashtest",
+                "Trellis", "TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "TrellisTestSupport",
+                "trellis-crashtest",
             ],
             path: "Tests/TrellisTests",
             exclude: ["Crash/README.md", "Fixtures"]

@@ -16,8 +16,9 @@ modules="$work/modules"
 mkdir -p "$work/corpus" "$modules"
 flags=(-sanitize=fuzzer -O -parse-as-library -swift-version 6 -package-name trellis -I "$root/Sources/CZlib" -I "$modules")
 objects=()
-# The layers, lowest first, as in Package.swift and .ci/check-layers.py.
-for module in TrellisCore TrellisGraph TrellisJournal TrellisStore; do
+# The layers, lowest first, as in Package.swift and .ci/check-layers.py, then the test support the fuzzer's store
+# directories are written to (the simulated file layer).
+for module in TrellisCore TrellisGraph TrellisJournal TrellisStore TrellisTestSupport; do
     swiftc "${flags[@]}" -wmo -enable-testing -module-name "$module" \
         -emit-module -emit-module-path "$modules/$module.swiftmodule" -c -o "$modules/$module.o" \
         $(find "$root/Sources/$module" -name '*.swift' | sort)

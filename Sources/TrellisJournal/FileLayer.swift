@@ -50,7 +50,7 @@ package protocol LayerFile: AnyObject, Sendable {
 }
 
 extension LayerFile {
-    func preallocate(to size: Int) -> Bool { false }
+    package func preallocate(to size: Int) -> Bool { false }
 }
 
 /// A held exclusive lock; released by `release()` or when the lock is deallocated.

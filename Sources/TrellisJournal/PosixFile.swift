@@ -87,9 +87,11 @@ final class PosixFile: LayerFile {
     func sync() throws {
         let fd = try self.fd
         #if canImport(Darwin)
-        try retryingInterrupts("fcntl(F_FULLFSYNC)", path) { fcntl(fd, F_FULLFSYNC) }
-        #else
+        try fullSync(fd, path)
+        #elseif os(Linux)
         try retryingInterrupts("fdatasync", path) { fdatasync(fd) }
+        #else
+        try retryingInterrupts("fsync", path) { fsync(fd) }
         #endif
     }
 

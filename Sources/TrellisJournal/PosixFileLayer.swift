@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// The real file layer: POSIX calls that retry `EINTR`, loop partial reads and writes, and sync with `fdatasync`
-/// (Linux) or `F_FULLFSYNC` (Apple platforms, where `fsync` does not reach the disk's platters).
+/// (Linux) or `F_FULLFSYNC` (Apple platforms, where `fsync` does not reach the disk's platters; `fullSync`).
 ///
 /// The system calls that touch raw memory are in `PosixFile.swift`.
 struct PosixFileLayer: FileLayer {
@@ -57,7 +57,11 @@ struct PosixFileLayer: FileLayer {
     func syncDirectory(_ path: String) throws {
         let fd = try retryingInterrupts("open", path) { posixOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { posixClose(fd) }
+        #if canImport(Darwin)
+        try fullSync(fd, path)
+        #else
         _ = try retryingInterrupts("fsync", path) { fsync(fd) }
+        #endif
     }
 
     func lockExclusively(_ path: String) throws -> any LayerLock {
@@ -114,9 +118,27 @@ extension String {
 }
 
 /// A `TrellisError.io` naming the call, the path and the system's own words for the error.
-func posixError(_ call: String, _ path: String, _ code: Int32) -> TrellisError {
+package func posixError(_ call: String, _ path: String, _ code: Int32) -> TrellisError {
     TrellisError(.io, "\(call) of \(path) failed: \(String(cString: strerror(code))) (errno \(code))")
 }
+
+#if canImport(Darwin)
+/// Makes a file's data (or a directory's entries) durable on an Apple platform: `fcntl(F_FULLFSYNC)`, since `fsync`
+/// there only hands the data to the drive, whose cache a power cut can lose. A file system that cannot do it (some
+/// network, FAT and FUSE volumes) refuses with `EINVAL` or `ENOTSUP`, and there `fsync` is the best there is.
+/// Not compiled by this repository's CI, which is Linux only (see README.md, "Platforms").
+func fullSync(_ fd: Int32, _ path: String) throws {
+    while fcntl(fd, F_FULLFSYNC) == -1 {
+        let code = errno
+        if code == EINTR { continue }
+        guard code == EINVAL || code == ENOTSUP || code == EOPNOTSUPP else {
+            throw posixError("fcntl(F_FULLFSYNC)", path, code)
+        }
+        try retryingInterrupts("fsync", path) { fsync(fd) }
+        return
+    }
+}
+#endif
 
 /// Runs a system call until it is not interrupted; throws on any other failure.
 @discardableResult

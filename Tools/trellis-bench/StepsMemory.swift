@@ -5,7 +5,11 @@ import Foundation
 extension BenchRun {
     func runMemory() throws {
         progress("W10 resident memory, each engine in its own process")
+        #if os(Linux)
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        #else
+        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        #endif
         let engines = nextTrellisFirst() ? ["trellis", "sqlite"] : ["sqlite", "trellis"]
         var results: [String: MemoryChild.Result] = [:]
         for engine in engines {

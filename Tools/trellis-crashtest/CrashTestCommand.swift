@@ -4,6 +4,7 @@ import Trellis
 /// The command line of `trellis-crashtest`, parsed by hand (the package takes no dependencies).
 ///
 ///     trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]
+///                           [--no-crash-points]
 ///     trellis-crashtest repair --dir PATH
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
 ///     trellis-crashtest seed-contacts --dir PATH [--people N]
@@ -24,6 +25,10 @@ import Trellis
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
 ///
+/// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
+/// opens a store, unless given `--no-crash-points`: then the process is the library as an app has it, and the tests
+/// check that the variables cannot stop it.
+///
 /// Errors print `error: …` and exit 1; a usage error exits 64.
 struct CrashTestCommand {
     enum Action: String {
@@ -43,9 +48,12 @@ struct CrashTestCommand {
     var salvage = false
     var add: String?
     var people = ContactsFixture.people
+    /// Whether `TRELLIS_CRASH_AT` may stop this process (`--no-crash-points` says no).
+    var crashPoints = true
 
     static let usage =
         "usage: trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]\n"
+        + "                             [--no-crash-points]\n"
         + "       trellis-crashtest repair --dir PATH\n"
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
@@ -74,6 +82,7 @@ struct CrashTestCommand {
                 guard let text = rest.popFirst() else { throw UsageError("--add needs a text") }
                 add = text
             case "--people": people = try number(flag)
+            case "--no-crash-points": crashPoints = false
             default: throw UsageError("unknown option \(flag)")
             }
         }

@@ -5,6 +5,7 @@ import Trellis
 // acknowledged one, for tests to kill with SIGKILL or to let kill itself at a named point (`TRELLIS_CRASH_AT`).
 do {
     let command = try CrashTestCommand(arguments: Array(CommandLine.arguments.dropFirst()))
+    if command.crashPoints { CrashAtPoint.installFromEnvironment() }
     try command.execute()
 } catch let error as UsageError {
     FileHandle.standardError.write(

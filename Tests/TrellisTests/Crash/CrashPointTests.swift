@@ -46,4 +46,23 @@ import Testing
             #expect(try X.problems(store) == [])
         }
     }
+
+    /// The library kills nothing by itself: the variables mean something only to the handler `trellis-crashtest`
+    /// installs. Given `--no-crash-points` it installs none, like any app, and a run whose environment names a point
+    /// (which the test above shows kills the same run with the handler) goes through to the end. This test process,
+    /// which links the library and never installs a handler, passes every point too.
+    @Test("13: without an installed handler, TRELLIS_CRASH_AT stops nothing", arguments: points)
+    func theEnvironmentAloneStopsNothing(point: String) throws {
+        #expect(!CrashPoints.isInstalled)
+        CrashPoints.hit(point)
+        #expect(!CrashPoints.isArmed(point))
+        let temporary = TemporaryDirectory()
+        let child = try CrashChild.run(
+            ["run", "--dir", temporary.store.path, "--no-crash-points"] + Self.arguments,
+            environment: ["TRELLIS_CRASH_AT": point, "TRELLIS_CRASH_SKIP": "0"])
+        #expect(!child.killed, "\(point) stopped a process without a handler")
+        #expect(child.exitStatus == 0)
+        #expect(child.lines.last == "closed 60", "\(point): \(child.lines.suffix(2))")
+        #expect(try X.problems(temporary.store) == [])
+    }
 }

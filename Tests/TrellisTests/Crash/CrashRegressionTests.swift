@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TrellisTestSupport
 
 @testable import TrellisCore
 @testable import TrellisGraph

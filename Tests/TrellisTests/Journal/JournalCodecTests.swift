@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TrellisTestSupport
 
 @testable import TrellisCore
 @testable import TrellisGraph

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import TrellisTestSupport
 
 @testable import TrellisCore
 @testable import TrellisGraph

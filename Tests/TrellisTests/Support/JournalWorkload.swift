@@ -1,4 +1,5 @@
 import Foundation
+import TrellisTestSupport
 
 @testable import TrellisCore
 @testable import TrellisGraph

@@ -46,9 +46,12 @@ enum Tool {
         return nil
     }()
 
-    /// Runs `trellis arguments…`; `stdin` is what it reads (nil: an empty input, as from /dev/null). Output goes to
-    /// files rather than pipes so that a large output can never block the child while we wait for it.
-    static func run(_ arguments: [String], stdin: String? = nil) throws -> ToolResult {
+    /// Runs `trellis arguments…`; `stdin` is what it reads (nil: an empty input, as from /dev/null), `environment`
+    /// is added to this process's. Output goes to files rather than pipes so that a large output can never block the
+    /// child while we wait for it.
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+    ) throws -> ToolResult {
         let binary = try #require(Tool.binary, "no trellis binary next to the tests; run `swift build` first")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -63,6 +66,9 @@ enum Tool {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = try FileHandle(forReadingFrom: inURL)

@@ -1,10 +1,9 @@
 import TrellisCore
-import TrellisGraph
 
 extension SimulatedFileLayer {
     /// The disk as it would be found after a power cut now, as a new layer; this one fails every later operation,
     /// so threads of the store that "died" cannot touch the survivor.
-    func crash(_ policy: CrashPolicy = CrashPolicy()) -> SimulatedFileLayer {
+    package func crash(_ policy: CrashPolicy = CrashPolicy()) -> SimulatedFileLayer {
         state.withLock { s in
             s.dead = true
             var random = SeededRandom(seed: policy.data.seed)
@@ -26,7 +25,8 @@ extension SimulatedFileLayer {
         }
     }
 
-    static func survivingData(_ node: Node, _ policy: CrashPolicy.Data, _ random: inout SeededRandom) -> [UInt8] {
+    package static func survivingData(_ node: Node, _ policy: CrashPolicy.Data, _ random: inout SeededRandom) -> [UInt8]
+    {
         let (synced, current) = (node.synced, node.current)
         if synced == current { return current }
         switch policy {
@@ -82,7 +82,7 @@ extension SimulatedFileLayer {
 }
 
 extension SimulatedFileLayer.CrashPolicy.Data {
-    var seed: UInt64 {
+    package var seed: UInt64 {
         switch self {
         case .dropUnsynced, .keepUnsynced: return 0
         case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed),

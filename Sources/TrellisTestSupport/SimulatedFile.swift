@@ -1,6 +1,6 @@
 import Synchronization
 import TrellisCore
-import TrellisGraph
+import TrellisJournal
 
 #if canImport(Glibc)
 import Glibc
@@ -9,24 +9,24 @@ import Darwin
 #endif
 
 /// An open file of a `SimulatedFileLayer`: it names the file's node, so renames do not disturb it, as on POSIX.
-final class SimulatedFile: LayerFile {
-    let layer: SimulatedFileLayer
-    let node: Int
-    let path: String
-    let writable: Bool
+package final class SimulatedFile: LayerFile {
+    package let layer: SimulatedFileLayer
+    package let node: Int
+    package let path: String
+    package let writable: Bool
 
-    init(layer: SimulatedFileLayer, node: Int, path: String, writable: Bool) {
+    package init(layer: SimulatedFileLayer, node: Int, path: String, writable: Bool) {
         self.layer = layer
         self.node = node
         self.path = path
         self.writable = writable
     }
 
-    func size() throws -> Int {
+    package func size() throws -> Int {
         try layer.fileOperation(.size, path) { $0.nodes[node]?.current.count ?? 0 }
     }
 
-    func read(at offset: Int, count: Int) throws -> [UInt8] {
+    package func read(at offset: Int, count: Int) throws -> [UInt8] {
         try layer.fileOperation(.read, path) { s in
             s.largestRead = max(s.largestRead, count)
             let data = s.nodes[node]?.current ?? []
@@ -35,12 +35,12 @@ final class SimulatedFile: LayerFile {
         }
     }
 
-    func write(_ bytes: [UInt8], at offset: Int) throws {
+    package func write(_ bytes: [UInt8], at offset: Int) throws {
         guard writable else { throw SimulatedFileLayer.error(EBADF, "pwrite", path) }
         try layer.writeOperation(node, path, bytes, at: offset)
     }
 
-    func truncate(to size: Int) throws {
+    package func truncate(to size: Int) throws {
         try layer.fileOperation(.truncate, path) { s in
             guard var data = s.nodes[node]?.current else { return }
             if data.count > size {
@@ -52,7 +52,7 @@ final class SimulatedFile: LayerFile {
         }
     }
 
-    func sync() throws {
+    package func sync() throws {
         let delay = layer.state.withLock { $0.syncDelay }
         if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
         try layer.fileOperation(.sync, path) { s in
@@ -60,21 +60,21 @@ final class SimulatedFile: LayerFile {
         }
     }
 
-    func close() {}
+    package func close() {}
 }
 
 /// A lock of a `SimulatedFileLayer`, so that a second store on the same simulated disk is refused as on a real one.
-final class SimulatedLock: LayerLock {
-    let layer: SimulatedFileLayer
-    let path: String
+package final class SimulatedLock: LayerLock {
+    package let layer: SimulatedFileLayer
+    package let path: String
     private let held = Mutex(true)
 
-    init(layer: SimulatedFileLayer, path: String) {
+    package init(layer: SimulatedFileLayer, path: String) {
         self.layer = layer
         self.path = path
     }
 
-    func release() {
+    package func release() {
         let wasHeld = held.withLock { h in
             defer { h = false }
             return h

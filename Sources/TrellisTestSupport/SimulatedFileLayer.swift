@@ -1,6 +1,6 @@
 import Synchronization
 import TrellisCore
-import TrellisGraph
+import TrellisJournal
 
 #if canImport(Glibc)
 import Glibc
@@ -22,32 +22,32 @@ import Darwin
 /// ... use a store on it ...
 /// let after = disk.crash(.init(data: .dropUnsynced)) // what survives; `disk` is dead from now on
 /// ```
-final class SimulatedFileLayer: FileLayer {
+package final class SimulatedFileLayer: FileLayer {
     /// The kinds of operation, for recording and for aiming faults.
-    enum Operation: String, Sendable, CaseIterable {
+    package enum Operation: String, Sendable, CaseIterable {
         case mkdir, list, open, create, read, size, write, truncate, sync, rename, remove, syncDirectory, lock
     }
 
     /// One recorded operation.
-    struct Event: Sendable, Equatable, CustomStringConvertible {
-        var operation: Operation
-        var path: String
-        var description: String { "\(operation.rawValue) \(path)" }
+    package struct Event: Sendable, Equatable, CustomStringConvertible {
+        package var operation: Operation
+        package var path: String
+        package var description: String { "\(operation.rawValue) \(path)" }
     }
 
     /// A failure to inject: the `nth` matching operation (counted from when the fault is injected) fails, and with
     /// `persistent` every matching one after it too.
-    struct Fault: Sendable {
-        var operations: Set<Operation>
-        var pathContains: String?
-        var nth: Int
-        var persistent: Bool
-        var error: Int32
+    package struct Fault: Sendable {
+        package var operations: Set<Operation>
+        package var pathContains: String?
+        package var nth: Int
+        package var persistent: Bool
+        package var error: Int32
         /// A failing write first stores this fraction of its bytes (a short write; a torn frame on disk).
-        var tearFraction: Double?
-        var seen = 0
+        package var tearFraction: Double?
+        package var seen = 0
 
-        init(
+        package init(
             _ operations: Set<Operation> = [], pathContains: String? = nil, nth: Int = 1, persistent: Bool = false,
             error: Int32 = EIO, tearFraction: Double? = nil
         ) {
@@ -59,7 +59,7 @@ final class SimulatedFileLayer: FileLayer {
             self.tearFraction = tearFraction
         }
 
-        init(
+        package init(
             _ operation: Operation, pathContains: String? = nil, nth: Int = 1, persistent: Bool = false,
             error: Int32 = EIO, tearFraction: Double? = nil
         ) {
@@ -70,8 +70,8 @@ final class SimulatedFileLayer: FileLayer {
     }
 
     /// What a crash keeps.
-    struct CrashPolicy: Sendable {
-        enum Data: Sendable {
+    package struct CrashPolicy: Sendable {
+        package enum Data: Sendable {
             /// Only synced bytes survive.
             case dropUnsynced
             /// Every written byte survives (the process died, the machine did not).
@@ -87,76 +87,76 @@ final class SimulatedFileLayer: FileLayer {
             /// on a disk that never harms the bytes around a write (SQLite's "powersafe overwrite").
             case garbleUnsyncedBytes(seed: UInt64)
         }
-        var data: Data
+        package var data: Data
         /// Whether directory entries not yet synced survive (they often do; crash tests must assume they may not).
-        var keepUnsyncedEntries: Bool
+        package var keepUnsyncedEntries: Bool
 
-        init(data: Data = .dropUnsynced, keepUnsyncedEntries: Bool = false) {
+        package init(data: Data = .dropUnsynced, keepUnsyncedEntries: Bool = false) {
             self.data = data
             self.keepUnsyncedEntries = keepUnsyncedEntries
         }
     }
 
-    static let sectorSize = 512
+    package static let sectorSize = 512
 
     /// A file's bytes as written, and as last synced.
-    struct Node: Sendable {
-        var current: [UInt8] = []
-        var synced: [UInt8] = []
+    package struct Node: Sendable {
+        package var current: [UInt8] = []
+        package var synced: [UInt8] = []
     }
 
     /// A directory's entries as they are, and as last synced.
-    struct Directory: Sendable {
-        var entries: [String: Int] = [:]
-        var durableEntries: [String: Int] = [:]
-        var isDurable = false
+    package struct Directory: Sendable {
+        package var entries: [String: Int] = [:]
+        package var durableEntries: [String: Int] = [:]
+        package var isDurable = false
     }
 
     /// The whole simulated disk, under one lock.
-    struct State: Sendable {
-        var nodes: [Int: Node] = [:]
-        var nextNode = 1
-        var directories: [String: Directory] = ["/": Directory(isDurable: true)]
-        var faults: [Fault] = []
-        var events: [Event] = []
-        var recording = true
-        var haltAfter: Int?
-        var operationCount = 0
-        var dead = false
-        var locks: Set<String> = []
+    package struct State: Sendable {
+        package var nodes: [Int: Node] = [:]
+        package var nextNode = 1
+        package var directories: [String: Directory] = ["/": Directory(isDurable: true)]
+        package var faults: [Fault] = []
+        package var events: [Event] = []
+        package var recording = true
+        package var haltAfter: Int?
+        package var operationCount = 0
+        package var dead = false
+        package var locks: Set<String> = []
         /// Seconds each file sync takes (outside the disk's lock), to make group commit observable.
-        var syncDelay: Double = 0
+        package var syncDelay: Double = 0
         /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
-        var largestRead = 0
+        package var largestRead = 0
     }
 
-    let state: Mutex<State>
+    package let state: Mutex<State>
 
-    init() { state = Mutex(State()) }
+    package init() { state = Mutex(State()) }
 
-    init(_ initial: State) { state = Mutex(initial) }
+    package init(_ initial: State) { state = Mutex(initial) }
 
     // MARK: Test controls
 
-    func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+    package func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
 
-    func clearFaults() { state.withLock { $0.faults.removeAll() } }
+    package func clearFaults() { state.withLock { $0.faults.removeAll() } }
 
     /// Every operation so far, in order.
-    var events: [Event] { state.withLock { $0.events } }
+    package var events: [Event] { state.withLock { $0.events } }
 
-    var operationCount: Int { state.withLock { $0.operationCount } }
+    package var operationCount: Int { state.withLock { $0.operationCount } }
 
     /// The largest byte count a single read has asked for since the layer was made or `resetLargestRead()`.
-    var largestRead: Int { state.withLock { $0.largestRead } }
+    package var largestRead: Int { state.withLock { $0.largestRead } }
 
-    func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
+    package func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
 
     /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
-    func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
+    package func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
 
     /// An independent copy of the disk as it is now (written data and entries, synced or not); this one lives on.
-    func copy() -> SimulatedFileLayer {
+    package func copy() -> SimulatedFileLayer {
         state.withLock { s in
             var copy = State()
             copy.nodes = s.nodes
@@ -167,7 +167,7 @@ final class SimulatedFileLayer: FileLayer {
     }
 
     /// The bytes a file holds now (written, synced or not), or nil when there is no such file.
-    func contents(_ path: String) -> [UInt8]? {
+    package func contents(_ path: String) -> [UInt8]? {
         state.withLock { s in
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return nil }
@@ -176,7 +176,7 @@ final class SimulatedFileLayer: FileLayer {
     }
 
     /// Replaces a file's bytes as if they had been written and synced (a byte-level mutator for tests).
-    func setContents(_ path: String, _ bytes: [UInt8]) {
+    package func setContents(_ path: String, _ bytes: [UInt8]) {
         state.withLock { s in
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return }
@@ -186,7 +186,7 @@ final class SimulatedFileLayer: FileLayer {
 
     // MARK: FileLayer
 
-    func exists(_ path: String) -> (exists: Bool, isDirectory: Bool) {
+    package func exists(_ path: String) -> (exists: Bool, isDirectory: Bool) {
         state.withLock { s in
             if s.directories[path] != nil { return (true, true) }
             let (dir, name) = Self.split(path)
@@ -194,7 +194,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func createDirectory(_ path: String) throws {
+    package func createDirectory(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.mkdir, path)
             let (parent, _) = Self.split(path)
@@ -208,7 +208,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func list(_ directory: String) throws -> [String] {
+    package func list(_ directory: String) throws -> [String] {
         try state.withLock { s in
             try s.begin(.list, directory)
             guard let dir = s.directories[directory] else { throw Self.error(ENOENT, "opendir", directory) }
@@ -216,7 +216,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile {
+    package func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile {
         try state.withLock { s in
             let (dir, name) = Self.split(path)
             guard s.directories[dir] != nil else { throw Self.error(ENOENT, "open", path) }
@@ -240,7 +240,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func rename(_ from: String, to: String) throws {
+    package func rename(_ from: String, to: String) throws {
         try state.withLock { s in
             try s.begin(.rename, from + " -> " + to)
             let (fromDir, fromName) = Self.split(from)
@@ -253,7 +253,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func remove(_ path: String) throws {
+    package func remove(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.remove, path)
             let (dir, name) = Self.split(path)
@@ -263,7 +263,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func syncDirectory(_ path: String) throws {
+    package func syncDirectory(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.syncDirectory, path)
             guard let dir = s.directories[path] else { throw Self.error(ENOENT, "fsync", path) }
@@ -271,7 +271,7 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    func lockExclusively(_ path: String) throws -> any LayerLock {
+    package func lockExclusively(_ path: String) throws -> any LayerLock {
         try state.withLock { s in
             try s.begin(.lock, path)
             guard s.locks.insert(path).inserted else {
@@ -287,13 +287,13 @@ final class SimulatedFileLayer: FileLayer {
         }
     }
 
-    static func split(_ path: String) -> (directory: String, name: String) {
+    package static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = slash == path.startIndex ? "/" : String(path[..<slash])
         return (dir, String(path[path.index(after: slash)...]))
     }
 
-    static func error(_ code: Int32, _ call: String, _ path: String) -> TrellisError {
+    package static func error(_ code: Int32, _ call: String, _ path: String) -> TrellisError {
         posixError(call, path, code)
     }
 }

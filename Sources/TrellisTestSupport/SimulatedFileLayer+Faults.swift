@@ -1,5 +1,5 @@
 import TrellisCore
-import TrellisGraph
+import TrellisJournal
 
 #if canImport(Glibc)
 import Glibc
@@ -11,13 +11,15 @@ import Darwin
 
 extension SimulatedFileLayer.State {
     /// Counts and records an operation, then throws if the disk is dead, halted, or a fault aims at it.
-    mutating func begin(_ operation: SimulatedFileLayer.Operation, _ path: String) throws {
+    package mutating func begin(_ operation: SimulatedFileLayer.Operation, _ path: String) throws {
         _ = try check(operation, path)
     }
 
     /// As `begin`, but returns (instead of throwing) a fault that should tear a write: the fraction of its bytes to
     /// store and the error to throw after.
-    mutating func check(_ operation: SimulatedFileLayer.Operation, _ path: String) throws -> (Double, TrellisError)? {
+    package mutating func check(
+        _ operation: SimulatedFileLayer.Operation, _ path: String
+    ) throws -> (Double, TrellisError)? {
         guard !dead else { throw SimulatedFileLayer.error(EIO, operation.rawValue + " (after crash)", path) }
         operationCount += 1
         if recording { events.append(.init(operation: operation, path: path)) }
@@ -41,7 +43,7 @@ extension SimulatedFileLayer.State {
 }
 
 extension SimulatedFileLayer {
-    func fileOperation<R>(
+    package func fileOperation<R>(
         _ operation: Operation, _ path: String, _ body: (inout State) throws -> R
     ) throws -> R {
         try state.withLock { s in
@@ -50,7 +52,7 @@ extension SimulatedFileLayer {
         }
     }
 
-    func writeOperation(_ node: Int, _ path: String, _ bytes: [UInt8], at offset: Int) throws {
+    package func writeOperation(_ node: Int, _ path: String, _ bytes: [UInt8], at offset: Int) throws {
         try state.withLock { s in
             var count = bytes.count
             var failure: TrellisError?
