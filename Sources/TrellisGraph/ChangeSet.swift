@@ -20,10 +20,10 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     public struct AttributeChange: Sendable, Equatable {
-        public var attribute: Int
+        public var attribute: AttributeKey
         public var old: Value
         public var new: Value
-        public init(attribute: Int, old: Value, new: Value) {
+        public init(attribute: AttributeKey, old: Value, new: Value) {
             self.attribute = attribute
             self.old = old
             self.new = new
@@ -46,14 +46,21 @@ public struct ChangeSet: Sendable, Equatable {
         }
         public var kind: Kind
         public var source: ObjectID
-        /// The relationship's position in the source's entity; the inverse end is kept in step.
-        public var relationship: Int
+        /// The relationship, of the source's entity; the inverse end is kept in step.
+        public var relationship: RelationshipKey
         public var target: ObjectID
-        public init(_ kind: Kind, source: ObjectID, relationship: Int, target: ObjectID) {
+        public init(_ kind: Kind, source: ObjectID, relationship: RelationshipKey, target: ObjectID) {
             self.kind = kind
             self.source = source
             self.relationship = relationship
             self.target = target
+        }
+
+        /// An edit of the relationship at position `index` of the source's entity.
+        package init(_ kind: Kind, source: ObjectID, relationship index: Int, target: ObjectID) {
+            self.init(
+                kind, source: source, relationship: RelationshipKey(entity: source.entity, index: index), target: target
+            )
         }
     }
 

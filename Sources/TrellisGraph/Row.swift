@@ -12,7 +12,7 @@ public struct Row: Sendable {
     public let id: ObjectID
 
     public func value(_ attribute: AttributeKey) -> Value { leaf.columns[attribute.index].value(index) }
-    public func value(at attribute: Int) -> Value { leaf.columns[attribute].value(index) }
+    package func value(at attribute: Int) -> Value { leaf.columns[attribute].value(index) }
 
     // The typed reads index into the leaf in place: binding `leaf.columns[i]` to a local would copy the column and
     // retain its four arrays on every read.

@@ -35,7 +35,7 @@ public struct JournalRecord: Sendable {
     /// `graph` with this record applied: a commit's changes (the graph must be in the record's schema), or a
     /// migration (the graph must be in the schema the migration starts from), exactly as recovery applies it.
     /// Throws `TrellisError.corrupt` when the graph is in another schema.
-    public func applied(to graph: Graph) throws -> Graph {
+    public func applied(to graph: Snapshot) throws -> Snapshot {
         if let migrationRecord {
             guard graph.schema.fingerprint == migrationRecord.from else {
                 throw TrellisError(

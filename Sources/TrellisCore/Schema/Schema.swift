@@ -88,8 +88,12 @@ public struct Schema: Sendable, Equatable {
         lhs.storage === rhs.storage || lhs.entities == rhs.entities
     }
 
+    /// A resolved handle on the entity named `name`; throws `TrellisError.Code.unknownEntity` when there is none.
+    /// - Complexity: O(1).
+    public func entity(_ name: String) throws -> EntityKey { EntityKey(number: try entityNumber(name)) }
+
     /// The number of the entity named `name`, as carried in `ObjectID.entity`.
-    public func entityNumber(_ name: String) throws -> UInt32 {
+    package func entityNumber(_ name: String) throws -> UInt32 {
         guard let n = entityNumbers[name], !entities[Int(n)].isRetired else {
             throw TrellisError(.unknownEntity, "no entity named '\(name)'")
         }
@@ -128,36 +132,61 @@ public struct Schema: Sendable, Equatable {
     public func describe(_ id: ObjectID) -> String { "\(entityName(of: id))#\(id.serial)" }
 }
 
-/// An attribute resolved against a schema.
+/// An entity resolved against a schema, for reads that skip the name lookup (`Snapshot.rows(entity:)`,
+/// `Snapshot.count(entity:)`, `Transaction.insert(entity:row:)`). Get one from `Schema.entity(_:)`.
+public struct EntityKey: Hashable, Sendable {
+    /// The entity's number in its schema, as carried in `ObjectID.entity`.
+    @usableFromInline package let number: UInt32
+
+    @inlinable package init(number: UInt32) { self.number = number }
+}
+
+/// An attribute resolved against a schema, for reads and writes that skip name lookups (`Row.int(_:)`,
+/// `Snapshot.value(_:_:)`, `Transaction.set(_:_:_:)`). Get one from `Schema.attribute(_:_:)`; it is valid for the
+/// schema it came from.
 public struct AttributeKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the attribute's entity.
+    @usableFromInline package let entity: UInt32
+    /// The attribute's position in its entity, 32 bits so that a key is as small as the `Int` it replaced.
+    @usableFromInline let position: UInt32
+    /// The attribute's position in its entity, in schema order (the column of the entity's leaves).
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 
-/// A relationship resolved against a schema.
+/// A relationship resolved against a schema, for reads and edits that skip name lookups (`Snapshot.targets(_:_:)`,
+/// `Row.targetSerials(_:)`, `ChangeSet.RelationshipEdit`). Get one from `Schema.relationship(_:_:)`.
 public struct RelationshipKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the relationship's (source) entity.
+    @usableFromInline package let entity: UInt32
+    /// The relationship's position in its entity, 32 bits so that a key is as small as the `Int` it replaced.
+    @usableFromInline let position: UInt32
+    /// The relationship's position in its entity, in schema order.
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 
-/// An index resolved against a schema.
+/// An index or unique constraint resolved against a schema, for lookups and range reads (`Snapshot.lookup(_:_:)`,
+/// `Snapshot.scan(_:from:to:)`, `Snapshot.count(_:from:to:)`). Get one from `Schema.index(_:_:)`.
 public struct IndexKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the indexed entity.
+    @usableFromInline package let entity: UInt32
+    /// The index's position among its entity's indexes.
+    @usableFromInline let position: UInt32
+    /// The index's position among its entity's indexes, in schema order.
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 

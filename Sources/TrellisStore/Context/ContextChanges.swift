@@ -40,15 +40,15 @@ public struct ContextChanges: Sendable, CustomStringConvertible {
         deleted = Set(changes.deletes.map(\.id))
         for update in changes.updates {
             let layout = schema.layouts[Int(update.id.entity)]
-            updated[update.id, default: []].formUnion(update.changes.map { layout.attributes[$0.attribute].name })
+            updated[update.id, default: []].formUnion(update.changes.map { layout.attributes[$0.attribute.index].name })
         }
         func touch(_ id: ObjectID, _ entity: UInt32, _ relationship: Int) {
             guard !inserted.contains(id), !deleted.contains(id) else { return }
             updated[id, default: []].insert(schema.layouts[Int(entity)].relationships[relationship].name)
         }
         for edit in changes.edits {
-            let r = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship]
-            touch(edit.source, edit.source.entity, edit.relationship)
+            let r = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship.index]
+            touch(edit.source, edit.source.entity, edit.relationship.index)
             if edit.target.serial != 0 { touch(edit.target, r.target, r.inverse) }
         }
         for delete in changes.deletes {

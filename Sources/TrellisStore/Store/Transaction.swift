@@ -85,8 +85,13 @@ public struct Transaction: Sendable {
 
     /// Inserts a new object from a full row of values in schema order (checked at commit): the fast path for bulk
     /// loads.
+    /// - Complexity: O(1) amortized.
     @discardableResult
-    public mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
+    public mutating func insert(entity: EntityKey, row: [Value]) -> ObjectID { insert(entity: entity.number, row: row) }
+
+    /// Inserts a new object of the entity with this number from a full row, as `insert(entity:row:)` does.
+    @discardableResult
+    package mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
         let id = ObjectID(entity: entity, serial: allocator.allocate(entity))
         insertPositions.add(id, at: inserts.count)
         inserts.append(ChangeSet.Insert(id: id, values: row))
