@@ -37,6 +37,7 @@ public struct Schema: Sendable, Equatable {
 
     @usableFromInline package let storage: Storage
 
+    /// The entities, in stored order: an entity's position is the number its object IDs carry.
     public var entities: [EntityDescription] { storage.entities }
     /// A stable 64-bit digest of the structure of stored data, in stored order: entity, attribute and relationship
     /// names and positions, types, optionality, inverses, delete rules, counts and indexes. Default values and
@@ -48,6 +49,7 @@ public struct Schema: Sendable, Equatable {
     @inlinable package var layouts: [EntityLayout] { storage.layouts }
     private var entityNumbers: [String: UInt32] { storage.entityNumbers }
 
+    /// A schema of these entities, validated: throws `TrellisError.Code.invalidSchema` naming the first problem found.
     public init(_ entities: [EntityDescription]) throws {
         var numbers: [String: UInt32] = [:]
         for (i, entity) in entities.enumerated() {
@@ -84,6 +86,7 @@ public struct Schema: Sendable, Equatable {
                 fingerprint: storage.fingerprint))
     }
 
+    /// Same entities, attributes, relationships and indexes; the migration history is not compared.
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
         lhs.storage === rhs.storage || lhs.entities == rhs.entities
     }
@@ -100,6 +103,7 @@ public struct Schema: Sendable, Equatable {
         return n
     }
 
+    /// The name of the entity an ID belongs to (`"entity7"` for a number the schema does not have).
     public func entityName(of id: ObjectID) -> String {
         Int(id.entity) < entities.count ? entities[Int(id.entity)].name : "entity\(id.entity)"
     }
@@ -196,16 +200,19 @@ public struct SchemaMigration: Sendable, Equatable {
     public var sequence: UInt64
     /// When the migration was committed.
     public var date: Date
-    /// The fingerprints of the schema before and after.
+    /// The fingerprint of the schema before (`Schema.fingerprint`).
     public var fromFingerprint: UInt64
+    /// The fingerprint of the schema after.
     public var toFingerprint: UInt64
-    /// The version identifiers of a `SchemaMigrationPlan`'s schemas, when the migration ran one.
+    /// The version identifier of the `VersionedSchema` the migration started from, when it ran a
+    /// `SchemaMigrationPlan`.
     public var fromVersion: String?
+    /// The version identifier of the `VersionedSchema` it led to, when it ran a `SchemaMigrationPlan`.
     public var toVersion: String?
     /// What was done, one line a step (`"Note: add attribute 'pinned' (Bool, default false)"`).
     public var steps: [String]
 
-    public init(
+    package init(
         sequence: UInt64, date: Date, fromFingerprint: UInt64, toFingerprint: UInt64, fromVersion: String? = nil,
         toVersion: String? = nil, steps: [String]
     ) {

@@ -11,12 +11,16 @@ import TrellisJournal
 /// }
 /// ```
 public struct ContextChanges: Sendable, CustomStringConvertible {
+    /// The objects inserted.
     public internal(set) var inserted: Set<ObjectID> = []
+    /// The objects updated, each with the names of the properties that changed.
     public internal(set) var updated: [ObjectID: Set<String>] = [:]
+    /// The objects deleted.
     public internal(set) var deleted: Set<ObjectID> = []
     /// The sequence numbers of the commits covered, lowest first.
     public internal(set) var sequences: [UInt64] = []
 
+    /// Whether nothing was inserted, updated or deleted.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// Whether the object was inserted, updated or deleted.
@@ -25,6 +29,7 @@ public struct ContextChanges: Sendable, CustomStringConvertible {
         inserted.contains(id) || updated[id] != nil || deleted.contains(id)
     }
 
+    /// The counts of each kind and the commits covered.
     public var description: String {
         "inserted \(inserted.count), updated \(updated.count), deleted \(deleted.count) (commits \(sequences))"
     }

@@ -32,21 +32,30 @@ public struct DynamicQuery: Sendable, Equatable {
 
     /// One sort key: an attribute name (or to-one path) and a direction. Ties are broken by `ObjectID`.
     public struct Sort: Sendable, Equatable {
+        /// The attribute's name.
         public var name: String
+        /// Whether the order is ascending.
         public var ascending: Bool
 
+        /// A sort on the attribute named `name`.
         public init(_ name: String, ascending: Bool = true) {
             self.name = name
             self.ascending = ascending
         }
     }
 
+    /// The name of the entity queried.
     public var entity: String
+    /// Which objects match; nil for all.
     public var condition: Condition?
+    /// The order of the results; by `ObjectID` when empty.
     public var sortBy: [Sort]
+    /// The most results returned; nil for all.
     public var limit: Int?
+    /// How many matching results to skip first.
     public var offset: Int?
 
+    /// A query of `entity` with these parts; only the entity is required.
     public init(
         _ entity: String, where condition: Condition? = nil, sortBy: [Sort] = [], limit: Int? = nil, offset: Int? = nil
     ) {

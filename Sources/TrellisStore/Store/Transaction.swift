@@ -49,6 +49,7 @@ final class SerialAllocator: Sendable {
 /// try store.commit(tx)
 /// ```
 public struct Transaction: Sendable {
+    /// The schema the transaction's changes are checked against.
     public let schema: Schema
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
@@ -68,6 +69,7 @@ public struct Transaction: Sendable {
         self.allocator = allocator
     }
 
+    /// Whether the transaction changes nothing yet.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
 
     /// Inserts a new object; attributes not named get their default value (or null, checked at commit).
@@ -104,6 +106,8 @@ public struct Transaction: Sendable {
         try set(id, AttributeKey(entity: id.entity, index: try layout.attributeIndex(attribute)), value)
     }
 
+    /// Sets one attribute by a resolved key (`Schema.attribute(_:_:)`): no name lookup. Throws when the key is of another
+    /// entity or the value does not fit the attribute's type.
     public mutating func set(_ id: ObjectID, _ attribute: AttributeKey, _ value: Value) throws {
         guard Int(id.entity) < schema.layouts.count, id.serial != 0 else {
             throw TrellisError(.unknownEntity, "object \(id) does not belong to this schema", object: id)
