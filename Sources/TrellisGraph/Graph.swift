@@ -93,8 +93,8 @@ public struct Snapshot: Sendable {
         return leaf.targets(r, relationship.index).map { ObjectID(entity: target, serial: $0) }
     }
 
-    /// The number of targets of a relationship.
-    /// - Complexity: O(1).
+    /// The number of targets of a relationship, without reading them.
+    /// - Complexity: O(log n) to find the object, a few node hops; the count itself is stored.
     @inlinable public func targetCount(_ id: ObjectID, _ relationship: RelationshipKey) -> Int {
         guard relationship.entity == id.entity, Int(id.entity) < tables.count else { return 0 }
         return tables[Int(id.entity)].targetCount(id.serial, relationship.index)

@@ -17,16 +17,25 @@ import TrellisJournal
 public struct DynamicQuery: Sendable, Equatable {
     /// A condition on attribute values; values are converted to the attribute's type as an insert would.
     public indirect enum Condition: Sendable, Equatable {
+        /// The attribute's value equals this one (`.null` selects the nulls).
         case equal(String, Value)
+        /// The attribute's value differs from this one.
         case notEqual(String, Value)
+        /// The attribute's value sorts before this one (in `Value`'s order); a null never matches an ordering.
         case less(String, Value)
+        /// The attribute's value sorts before this one or equals it.
         case lessOrEqual(String, Value)
+        /// The attribute's value sorts after this one.
         case greater(String, Value)
+        /// The attribute's value sorts after this one or equals it.
         case greaterOrEqual(String, Value)
         /// The attribute's value is one of these (SQL's `IN`).
         case among(String, [Value])
+        /// Every condition holds.
         case and([Condition])
+        /// At least one condition holds.
         case or([Condition])
+        /// The condition does not hold.
         case not(Condition)
     }
 

@@ -40,5 +40,5 @@ public struct FetchResults<T: Model>: RandomAccessCollection {
     }
 
     /// How many batches have been made so far.
-    public var materializedBatches: Int { batches.made.count }
+    package var materializedBatches: Int { batches.made.count }
 }
