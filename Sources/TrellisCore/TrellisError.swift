@@ -7,42 +7,68 @@
 public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A stable, matchable error class; extendable without breaking anyone's code.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's text, which is also how it prints (`"unique constraint violated"`).
         public let rawValue: String
+        /// A code with this text; codes compare by text.
         public init(_ rawValue: String) { self.rawValue = rawValue }
+        /// The code's text.
         public var description: String { rawValue }
 
+        /// A schema failed validation (a duplicate name, a relationship whose target or inverse is missing…).
         public static let invalidSchema = Code("invalid schema")
+        /// No entity has that name or number in the schema.
         public static let unknownEntity = Code("unknown entity")
+        /// The entity has no attribute of that name, or an attribute key belongs to another entity.
         public static let unknownAttribute = Code("unknown attribute")
+        /// The entity has no relationship of that name.
         public static let unknownRelationship = Code("unknown relationship")
+        /// A value does not fit the attribute's declared type, or a relationship was given an object of the wrong entity.
         public static let typeMismatch = Code("type mismatch")
+        /// A commit left a required attribute null.
         public static let missingValue = Code("missing required value")
+        /// A commit would give two live objects the same values in a unique index.
         public static let uniqueViolation = Code("unique constraint violated")
+        /// A delete hit a relationship whose rule is `DeleteRule.deny` and which still has targets.
         public static let deleteDenied = Code("delete denied")
+        /// The object does not exist (never inserted, or deleted).
         public static let missingObject = Code("missing object")
+        /// A commit left a relationship with fewer targets than its minimum or more than its maximum.
         public static let relationshipCount = Code("relationship count out of bounds")
+        /// A save met conflicting changes under `MergePolicy.error`; the message lists them (see `ModelContext.conflicts()`).
         public static let conflict = Code("conflict")
+        /// The store was opened read-only, or is closed.
         public static let readOnly = Code("read-only")
+        /// A write or sync failed earlier: the store stopped writing and only reads until it is reopened.
         public static let failed = Code("store failed")
+        /// A file operation failed; the message names the call, the path and the errno.
         public static let io = Code("I/O error")
+        /// Stored bytes do not read as what they should be; the message names the file and offset.
         public static let corrupt = Code("corrupt")
+        /// Another process has the store open for writing.
         public static let locked = Code("locked")
+        /// An argument is out of range or inconsistent (a negative limit, a migration plan naming a version twice…).
         public static let invalidArgument = Code("invalid argument")
+        /// A schema does not match the one an operation needs. No operation of this version throws it; code that matches it
+        /// keeps compiling.
         public static let schemaMismatch = Code("schema mismatch")
         /// Opening with a new schema needs a migration that would lose data or that the data breaks; nothing changed.
         public static let migrationRefused = Code("migration refused")
     }
 
+    /// What kind of error it is, for matching.
     public let code: Code
+    /// What happened, to what, for people.
     public let message: String
     /// The object the error is about, where there is one.
     public let object: ObjectID?
 
+    /// An error of this code; `object` names the object it is about, if any.
     public init(_ code: Code, _ message: String, object: ObjectID? = nil) {
         self.code = code
         self.message = message
         self.object = object
     }
 
+    /// The code and the message: `"unique constraint violated: …"`.
     public var description: String { "\(code): \(message)" }
 }

@@ -95,8 +95,8 @@ extension EntityTable {
                     return
                 }
                 for change in updates[p].changes {
-                    let a = change.attribute
-                    guard a >= 0, a < layout.attributes.count else {
+                    let a = change.attribute.index
+                    guard change.attribute.entity == updates[p].id.entity, a < layout.attributes.count else {
                         failure = .refused(p)
                         return
                     }

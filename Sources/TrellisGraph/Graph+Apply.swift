@@ -10,7 +10,7 @@ extension Graph {
     /// is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
     /// missing one, a value of the wrong type) throws `TrellisError.corrupt` naming the object.
     /// - Complexity: O(c log n) for a change of c elements in a store of n objects.
-    public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Graph {
+    public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Snapshot {
         var next = self
         try next.apply(changes, sequence: sequence ?? self.sequence + 1)
         return next
@@ -95,8 +95,8 @@ extension Graph {
                 let serial = updates[u].id.serial
                 updates[u].changes.withUnsafeBufferPointer { list in
                     for c in list.indices {
-                        let a = list[c].attribute
-                        guard a >= 0, a < feeding[e].count, !feeding[e][a].isEmpty,
+                        let a = list[c].attribute.index
+                        guard a < feeding[e].count, !feeding[e][a].isEmpty,
                             !list[c].old.isIdentical(to: list[c].new)
                         else { continue }
                         for i in feeding[e][a] {
@@ -241,8 +241,8 @@ extension Graph {
         let layout = layout(update.id.entity)
         guard tables[e].contains(update.id.serial) else { throw reject("update of missing object", update.id) }
         for change in update.changes {
-            guard change.attribute >= 0, change.attribute < layout.attributes.count,
-                tables[e].setValue(update.id.serial, change.attribute, change.new, layout: layout) != nil
+            guard change.attribute.entity == update.id.entity, change.attribute.index < layout.attributes.count,
+                tables[e].setValue(update.id.serial, change.attribute.index, change.new, layout: layout) != nil
             else { throw reject("update with a bad attribute or value type for", update.id) }
         }
     }
@@ -253,10 +253,11 @@ extension Graph {
         try checkEntity(edit.source)
         try checkEntity(edit.target)
         let sourceLayout = layout(edit.source.entity)
-        guard edit.relationship >= 0, edit.relationship < sourceLayout.relationships.count else {
+        let k = edit.relationship.index
+        guard edit.relationship.entity == edit.source.entity, k < sourceLayout.relationships.count else {
             throw reject("edit of an unknown relationship of", edit.source)
         }
-        let rel = sourceLayout.relationships[edit.relationship]
+        let rel = sourceLayout.relationships[k]
         guard rel.target == edit.target.entity else { throw reject("edit links the wrong entity to", edit.source) }
         let s = Int(edit.source.entity)
         let t = Int(edit.target.entity)
@@ -266,18 +267,18 @@ extension Graph {
             guard tables[s].contains(edit.source.serial) else { throw reject("link from missing object", edit.source) }
             guard tables[t].contains(edit.target.serial) else { throw reject("link to missing object", edit.target) }
             let displaced = tables[s].addTarget(
-                edit.source.serial, edit.relationship, edit.target.serial, layout: sourceLayout)
+                edit.source.serial, k, edit.target.serial, layout: sourceLayout)
             if displaced != 0 {
                 tables[t].removeTarget(displaced, rel.inverse, edit.source.serial, layout: targetLayout)
             }
             let previousOwner = tables[t].addTarget(
                 edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
             if previousOwner != 0 {
-                tables[s].removeTarget(previousOwner, edit.relationship, edit.target.serial, layout: sourceLayout)
+                tables[s].removeTarget(previousOwner, k, edit.target.serial, layout: sourceLayout)
             }
         case .unlink:
             if tables[s].contains(edit.source.serial) {
-                tables[s].removeTarget(edit.source.serial, edit.relationship, edit.target.serial, layout: sourceLayout)
+                tables[s].removeTarget(edit.source.serial, k, edit.target.serial, layout: sourceLayout)
             }
             if tables[t].contains(edit.target.serial) {
                 tables[t].removeTarget(edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)

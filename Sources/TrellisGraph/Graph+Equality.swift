@@ -5,9 +5,9 @@ extension Graph {
     /// `Value.isIdentical(to:)`), relationship targets and the highest serial of each entity (not sequence numbers,
     /// not the shape of the trees). Empty when the two hold the same objects.
     ///
-    /// Recovery tests and `trellis verify` use it to prove that a replayed graph equals the live one.
+    /// The recovery and crash tests use it to prove that a replayed graph equals the live one.
     /// - Complexity: O(n) over both graphs, shortened by `limit`.
-    public func differences(from other: Graph, limit: Int = 10) -> [String] {
+    package func differences(from other: Graph, limit: Int = 10) -> [String] {
         var out: [String] = []
         guard schema == other.schema else { return ["the schemas differ"] }
         if maxSerials != other.maxSerials { out.append("highest serials \(maxSerials) vs \(other.maxSerials)") }
@@ -58,7 +58,7 @@ extension Graph {
 
     /// Checks every internal invariant: leaves against counts, both ends of every relationship in step (except
     /// dangling ends a no-action rule left), every index entry against its row. Returns the problems found.
-    public func invariantViolations(limit: Int = 10) -> [String] {
+    package func invariantViolations(limit: Int = 10) -> [String] {
         var out: [String] = []
         func report(_ s: String) -> Bool {
             out.append(s)

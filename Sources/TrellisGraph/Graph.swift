@@ -1,19 +1,25 @@
 import TrellisCore
 
-/// One immutable version of the whole object graph.
+/// One immutable version of the whole object graph: what `Store.snapshot` publishes and readers fetch from.
 ///
-/// A `Graph` is a value: copying it is O(1) and every later change makes a new version that shares all unchanged
-/// structure with this one. Commits make the next version with `applying(_:)`; snapshots hand versions to readers.
+/// A snapshot is a value: copying it is O(1), reading it takes no lock on any thread, and it never changes while you
+/// hold it; every commit makes a new version that shares all unchanged structure with this one (path copying).
 ///
 /// ```swift
-/// let next = try graph.applying(changeSet)   // graph itself is unchanged
+/// let snapshot = store.snapshot                        // O(1)
+/// let folders = try snapshot.count("Folder")           // O(1)
+/// let next = try snapshot.applying(changeSet)          // snapshot itself is unchanged
 /// ```
-public struct Graph: Sendable {
+///
+/// Inside the package the same type is called `Graph` (the layers build, apply and migrate graphs); apps see one name.
+public struct Snapshot: Sendable {
+    /// The schema every object of this version conforms to.
     public let schema: Schema
     /// The sequence number of the last commit this version contains (0 for an empty store).
     public package(set) var sequence: UInt64
     @usableFromInline package var tables: [EntityTable]
 
+    /// An empty version of `schema`, at sequence 0: the start a journal replays onto (see `JournalRecord.applied(to:)`).
     public init(schema: Schema) {
         self.schema = schema
         self.sequence = 0
@@ -36,16 +42,22 @@ public struct Graph: Sendable {
         Int(id.entity) < tables.count && tables[Int(id.entity)].contains(id.serial)
     }
 
+    /// The number of live objects of an entity.
+    /// - Complexity: O(1).
+    public func count(entity: EntityKey) -> Int { count(entity: entity.number) }
+
     /// The number of live objects of the entity with this number.
     /// - Complexity: O(1).
-    public func count(entity: UInt32) -> Int {
+    package func count(entity: UInt32) -> Int {
         Int(entity) < tables.count ? tables[Int(entity)].count : 0
     }
 
     /// The total number of live objects.
+    /// - Complexity: O(e) for e entities.
     public var objectCount: Int { tables.reduce(0) { $0 + $1.count } }
 
-    /// The value of one attribute, or nil when the object does not exist.
+    /// The value of one attribute, or nil when the object does not exist (or `attribute` is of another entity).
+    /// - Complexity: O(log n), a few node hops; `object(_:)` is cheaper for several attributes of one object.
     public func value(_ id: ObjectID, _ attribute: AttributeKey) -> Value? {
         guard attribute.entity == id.entity else { return nil }
         return table(id)?.value(id.serial, attribute.index)
@@ -57,6 +69,7 @@ public struct Graph: Sendable {
     /// ```swift
     /// if let item = snapshot.object(id) { total += item.double(score) ?? 0; names.append(item.string(title) ?? "") }
     /// ```
+    /// - Complexity: O(log n) for the lookup; each read of the row is O(1).
     public func object(_ id: ObjectID) -> Row? {
         // Reached in place: `table(id)` would copy the entity's table (and retain its trie and index list) first.
         let e = Int(id.entity)
@@ -67,31 +80,41 @@ public struct Graph: Sendable {
     }
 
     /// All attribute values of an object in schema order, or nil when it does not exist.
+    /// - Complexity: O(log n + a) for a attributes.
     public func row(_ id: ObjectID) -> [Value]? {
         table(id)?.row(id.serial)
     }
 
     /// The targets of a relationship, in ascending serial order (dangling ones included, see `DeleteRule.noAction`).
+    /// - Complexity: O(log n + k) for k targets.
     public func targets(_ id: ObjectID, _ relationship: RelationshipKey) -> [ObjectID] {
         guard relationship.entity == id.entity, let (leaf, r) = table(id)?.locate(id.serial) else { return [] }
         let target = layout(id.entity).relationships[relationship.index].target
         return leaf.targets(r, relationship.index).map { ObjectID(entity: target, serial: $0) }
     }
 
-    /// The number of targets of a relationship.
-    /// - Complexity: O(1).
+    /// The number of targets of a relationship, without reading them.
+    /// - Complexity: O(log n) to find the object, a few node hops; the count itself is stored.
     @inlinable public func targetCount(_ id: ObjectID, _ relationship: RelationshipKey) -> Int {
         guard relationship.entity == id.entity, Int(id.entity) < tables.count else { return 0 }
         return tables[Int(id.entity)].targetCount(id.serial, relationship.index)
     }
 
     /// Every live object of an entity, in ascending serial order, as rows that read columns without lookups.
-    public func rows(entity: UInt32) -> RowSequence {
+    /// - Complexity: O(1) to make; iterating is O(n), with no allocation per row.
+    public func rows(entity: EntityKey) -> RowSequence { rows(entity: entity.number) }
+
+    /// Every live object of the entity with this number, as `rows(entity:)` gives them.
+    package func rows(entity: UInt32) -> RowSequence {
         RowSequence(entity: entity, leaves: Int(entity) < tables.count ? tables[Int(entity)].leaves : SerialTrie())
     }
 
     /// The IDs of every live object of an entity, in ascending serial order.
-    public func objectIDs(entity: UInt32) -> [ObjectID] {
+    /// - Complexity: O(n).
+    public func objectIDs(entity: EntityKey) -> [ObjectID] { objectIDs(entity: entity.number) }
+
+    /// The IDs of every live object of the entity with this number, in ascending serial order.
+    package func objectIDs(entity: UInt32) -> [ObjectID] {
         var ids: [ObjectID] = []
         ids.reserveCapacity(count(entity: entity))
         for row in rows(entity: entity) { ids.append(row.id) }
@@ -99,6 +122,5 @@ public struct Graph: Sendable {
     }
 }
 
-/// A published version of the graph: immutable, shareable across threads, readable without locks for as long as
-/// you hold it.
-public typealias Snapshot = Graph
+/// The package's name for `Snapshot`: the layers build, apply and migrate graphs; apps only ever hold snapshots of one.
+package typealias Graph = Snapshot

@@ -86,7 +86,7 @@ package enum ChangeSetCodec {
             w.varint(update.id.serial)
             w.varint(update.changes.count)
             for change in update.changes {
-                w.varint(change.attribute)
+                w.varint(change.attribute.index)
                 w.value(change.old)
                 w.value(change.new)
             }
@@ -115,7 +115,7 @@ package enum ChangeSetCodec {
             w.u8(edit.kind.rawValue)
             w.varint(UInt64(edit.source.entity))
             w.varint(edit.source.serial)
-            w.varint(edit.relationship)
+            w.varint(edit.relationship.index)
             w.varint(UInt64(edit.target.entity))
             w.varint(edit.target.serial)
         }
@@ -241,7 +241,10 @@ package enum ChangeSetCodec {
             update.changes.reserveCapacity(n)
             for _ in 0..<n {
                 let attribute = try r.int(limit: Int(UInt32.max))
-                update.changes.append(.init(attribute: attribute, old: try r.value(), new: try r.value()))
+                update.changes.append(
+                    .init(
+                        attribute: AttributeKey(entity: id.entity, index: attribute), old: try r.value(),
+                        new: try r.value()))
             }
             changes.updates.append(update)
         }

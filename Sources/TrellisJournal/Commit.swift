@@ -3,8 +3,11 @@ import TrellisGraph
 
 /// What one commit did: its sequence number, its resolved change set and the version it published.
 public struct Commit: Sendable {
+    /// The commit's sequence number: one more than the commit before it.
     public let sequence: UInt64
+    /// What the commit changed, resolved (cascades expanded, old values included).
     public let changes: ChangeSet
+    /// The version the commit published.
     public let snapshot: Snapshot
 
     package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot) {

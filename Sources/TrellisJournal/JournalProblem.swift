@@ -44,6 +44,7 @@ public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertibl
         case schema
     }
 
+    /// The class of the damage.
     public var kind: Kind
     /// The file's name within the store directory.
     public var file: String
@@ -52,13 +53,14 @@ public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertibl
     /// What exactly is wrong, for people.
     public var message: String
 
-    public init(_ kind: Kind, file: String, offset: Int, _ message: String) {
+    package init(_ kind: Kind, file: String, offset: Int, _ message: String) {
         self.kind = kind
         self.file = file
         self.offset = offset
         self.message = message
     }
 
+    /// `file at offset N: kind: message`.
     public var description: String { "\(file) at offset \(offset): \(kind.rawValue): \(message)" }
 }
 

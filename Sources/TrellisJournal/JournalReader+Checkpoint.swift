@@ -2,19 +2,19 @@ import TrellisCore
 import TrellisGraph
 
 extension JournalReader {
-    /// The graph held by the checkpoint the manifest names, checked chunk by chunk; an empty graph when the store has
-    /// no checkpoint yet. The graph is in the schema the checkpoint was written with (without one, the first
+    /// The snapshot held by the checkpoint the manifest names, checked chunk by chunk; an empty snapshot when the
+    /// store has no checkpoint yet. It is in the schema the checkpoint was written with (without one, the first
     /// segment's), which is where the journal's records after `manifest().checkpointSequence` start: they replay on
     /// top of it with `JournalRecord.applied(to:)`, migrations included, which is how tools rebuild the store as of
     /// any sequence number the journal still holds.
     ///
     /// ```swift
     /// let reader = try JournalReader(directory: url)
-    /// var graph = try reader.checkpointGraph()
-    /// try reader.forEachRecord { r in if r.sequence <= asOf { graph = try r.applied(to: graph) } }
+    /// var snapshot = try reader.checkpointSnapshot()
+    /// try reader.forEachRecord { r in if r.sequence <= asOf { snapshot = try r.applied(to: snapshot) } }
     /// ```
     /// Throws a `JournalProblem` for a missing manifest or a missing or damaged checkpoint.
-    public func checkpointGraph() throws -> Graph {
+    public func checkpointSnapshot() throws -> Snapshot {
         let files = try StoreFiles.list(layer, path)
         guard let manifest = files.manifest else {
             throw JournalProblem(

@@ -2,126 +2,6 @@ import Foundation
 import TrellisCore
 import TrellisGraph
 
-/// One record of the journal, decoded with the schema it was written with, with where and how it is stored: a
-/// commit's change set (record type 1) or a schema migration (record type 6, `migration` is set).
-///
-/// Records before a migration stay readable: each is decoded with the schema in the header of the segment that holds
-/// it, which is the schema it was written with, and carries that schema in `schema`. To rebuild the store, apply each
-/// record in order with `applied(to:)`, which runs a migration record's migration as recovery does.
-public struct JournalRecord: Sendable {
-    public var sequence: UInt64
-    /// When the commit was made (microsecond precision); for a migration, when it was committed.
-    public var time: Date
-    /// The changes of the commit, in `schema`'s entity and attribute numbers; empty for a migration record.
-    public var changes: ChangeSet
-    /// The schema the record was written with: the one in its segment's header (for a migration, the new schema).
-    public var schema: Schema
-    /// What a migration record did; nil for a commit.
-    public var migration: JournalMigration?
-    /// The segment file's name within the store directory.
-    public var file: String
-    /// The byte offset of the record's frame in `file`.
-    public var offset: Int
-    /// The payload's size as stored (compressed or not) and before compression.
-    public var storedBytes: Int
-    public var uncompressedBytes: Int
-    public var isCompressed: Bool
-    /// The decoded migration, for `applied(to:)`.
-    var migrationRecord: MigrationRecord?
-
-    /// Whether the record is a schema migration rather than a commit.
-    public var isMigration: Bool { migration != nil }
-
-    /// `graph` with this record applied: a commit's changes (the graph must be in the record's schema), or a
-    /// migration (the graph must be in the schema the migration starts from), exactly as recovery applies it.
-    /// Throws `TrellisError.corrupt` when the graph is in another schema.
-    public func applied(to graph: Graph) throws -> Graph {
-        if let migrationRecord {
-            guard graph.schema.fingerprint == migrationRecord.from else {
-                throw TrellisError(
-                    .corrupt,
-                    "\(file) record \(sequence): a migration from schema \(JournalFormat.hex16(migrationRecord.from)) "
-                        + "applied to a graph of schema \(JournalFormat.hex16(graph.schema.fingerprint))")
-            }
-            return try migrationRecord.apply(to: graph, sequence: sequence)
-        }
-        guard graph.schema.fingerprint == schema.fingerprint else {
-            throw TrellisError(
-                .corrupt,
-                "\(file) record \(sequence): written with schema \(JournalFormat.hex16(schema.fingerprint)), applied "
-                    + "to a graph of schema \(JournalFormat.hex16(graph.schema.fingerprint))")
-        }
-        return try graph.applying(changes, sequence: sequence)
-    }
-}
-
-/// A schema migration as a journal record holds it (record type 6): when it ran, what it did, the schemas before and
-/// after, and where each entity's objects went (an object keeps its serial; its entity number changes only when an
-/// entity before it was removed).
-///
-/// ```swift
-/// for migration in try JournalReader(directory: url).migrations() {
-///     print(migration.summary.sequence, migration.summary.steps)
-/// }
-/// ```
-public struct JournalMigration: Sendable {
-    /// Sequence number, time, fingerprints, plan versions and steps, as the store's schema history records them.
-    public var summary: SchemaMigration
-    /// The schema the store had before the migration (with its defaults and history).
-    public var schemaBefore: Schema
-    /// The schema after it: the header schema of the segment the record opens.
-    public var schemaAfter: Schema
-    /// For each entity number of `schemaAfter`, that entity's number in `schemaBefore`; nil for an entity the
-    /// migration added.
-    public var entitySources: [UInt32?]
-    /// The segment file that holds the record, and the record's offset in it.
-    public var file: String
-    public var offset: Int
-
-    init(
-        _ record: MigrationRecord, sequence: UInt64, time: Date, before: Schema, after: Schema, file: String,
-        offset: Int
-    ) {
-        summary = record.summary(sequence: sequence, date: time)
-        schemaBefore = before
-        schemaAfter = after
-        // Stages chain: each maps its schema's entities to the stage before it.
-        var sources: [UInt32?] = (0..<before.entities.count).map { UInt32($0) }
-        for stage in record.stages {
-            sources = stage.mapping.entities.map { map in map.source.flatMap { sources[$0] } }
-        }
-        entitySources = sources
-        self.file = file
-        self.offset = offset
-    }
-
-    /// The ID the object `id` (of `schemaAfter`) had before the migration; nil for an object of an added entity.
-    public func idBefore(_ id: ObjectID) -> ObjectID? {
-        guard Int(id.entity) < entitySources.count, let source = entitySources[Int(id.entity)] else { return nil }
-        return ObjectID(entity: source, serial: id.serial)
-    }
-
-    /// The ID the object `id` (of `schemaBefore`) has after the migration; nil when its entity was removed.
-    public func idAfter(_ id: ObjectID) -> ObjectID? {
-        entitySources.firstIndex(of: id.entity).map { ObjectID(entity: UInt32($0), serial: id.serial) }
-    }
-}
-
-/// What `JournalReader.verify()` found.
-public struct JournalVerification: Sendable {
-    /// Every problem, classified, with file and offset; empty for a healthy store.
-    public var problems: [JournalProblem]
-    /// The sequence number of the checkpoint (0: none).
-    public var checkpointSequence: UInt64
-    /// Change-set records that checked out and applied.
-    public var records: Int
-    /// The last sequence number a recovery would reach (with `.salvage`, when there are problems).
-    public var lastSequence: UInt64
-    /// The objects per entity name of the recovered graph.
-    public var objectCounts: [String: Int]
-    public var isClean: Bool { problems.isEmpty }
-}
-
 /// Reads a store directory without opening it for writing: its manifest, schema, records and problems.
 ///
 /// It takes no lock and changes nothing, so it can run beside a live writer (a record being appended meanwhile shows
@@ -135,10 +15,12 @@ public struct JournalVerification: Sendable {
 /// print(try reader.verify().isClean)
 /// ```
 public struct JournalReader: Sendable {
+    /// The store directory it reads.
     public let directory: URL
     let path: String
     let layer: any FileLayer
 
+    /// A reader of the store in `directory`; nothing is read until a method asks.
     public init(directory: URL) throws {
         self.init(path: directory.path, layer: PosixFileLayer())
     }
@@ -151,11 +33,17 @@ public struct JournalReader: Sendable {
 
     /// The manifest's fields: generation, schema fingerprint, checkpoint sequence and size, first and last segment.
     public struct ManifestSummary: Sendable, Equatable {
+        /// The manifest's write count: one more each time it is rewritten (segment rotation, compaction, migration).
         public var generation: UInt64
+        /// The fingerprint of the store's schema (`Schema.fingerprint`).
         public var fingerprint: UInt64
+        /// The sequence number of the checkpoint the store opens from (0: none).
         public var checkpointSequence: UInt64
+        /// The checkpoint file's size in bytes.
         public var checkpointBytes: UInt64
+        /// The id of the first segment recovery replays.
         public var firstSegment: UInt64
+        /// The id of the last segment, the one being appended to.
         public var lastSegment: UInt64
     }
 

@@ -30,8 +30,9 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     /// Temporary and unreferenced files removed after the open succeeded.
     public var removedFiles: [String] = []
 
-    public init() {}
+    package init() {}
 
+    /// One line for a log: what was loaded, dropped, skipped and removed.
     public var description: String {
         var parts = [created ? "created" : "recovered through sequence \(lastSequence)"]
         if checkpointSequence > 0 { parts.append("checkpoint \(checkpointSequence)") }

@@ -44,10 +44,14 @@ public struct StoreOptions: Sendable {
     /// the journal and disk use is checkpoint + journal, so this keeps both within about twice the live data, while
     /// the minimum keeps small stores from compacting often.
     public struct Compaction: Sendable, Equatable {
+        /// Whether compaction starts by itself after commits (otherwise only `Store.compact()` runs it).
         public var automatic: Bool
+        /// The journal size below which compaction never starts by itself.
         public var minimumJournalBytes: Int
+        /// How many times the checkpoint's size the journal must reach before compaction starts by itself.
         public var journalToCheckpointRatio: Double
 
+        /// Automatic compaction once the journal passes both the minimum (4 MiB by default) and the ratio (1).
         public init(automatic: Bool = true, minimumJournalBytes: Int = 4 << 20, journalToCheckpointRatio: Double = 1) {
             self.automatic = automatic
             self.minimumJournalBytes = minimumJournalBytes
@@ -58,10 +62,13 @@ public struct StoreOptions: Sendable {
         public static let manual = Compaction(automatic: false)
     }
 
+    /// When a commit reaches the disk; `.perCommit` by default.
     public var durability: Durability
+    /// What opening does with damage; `.tolerateTornTail` by default.
     public var recovery: Recovery
     /// Open without the writer lock and without changing any file; commits throw `.readOnly`.
     public var readOnly: Bool
+    /// When compaction runs by itself.
     public var compaction: Compaction
     /// A segment is closed and a new one started once it grows past this size.
     public var segmentBytes: Int
@@ -74,6 +81,8 @@ public struct StoreOptions: Sendable {
     /// Runs after each checkpoint chunk is written (tests use it to hold a compaction open).
     var checkpointChunkHook: (@Sendable () -> Void)?
 
+    /// Options with these values. The defaults: durable per commit, a torn tail dropped, read-write, automatic
+    /// compaction, 64 MiB segments, zlib level 1.
     public init(
         durability: Durability = .perCommit, recovery: Recovery = .tolerateTornTail, readOnly: Bool = false,
         compaction: Compaction = Compaction(), segmentBytes: Int = 64 << 20, compressionLevel: Int = 1

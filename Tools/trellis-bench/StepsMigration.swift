@@ -98,7 +98,7 @@ struct MigratedModel {
     static let createdRange = (lower: 1_577_836_800.0, upper: 1_577_836_800.0 + 78_840_000)
 
     let schema: Schema
-    let item: UInt32
+    let item: EntityKey
     let id: AttributeKey
     let title: AttributeKey
     let score: AttributeKey
@@ -129,7 +129,7 @@ struct MigratedModel {
         entities[e] = item
         let schema = try Schema(entities)
         self.schema = schema
-        self.item = try schema.entityNumber("Item")
+        self.item = try schema.entity("Item")
         id = try schema.attribute("Item", "id")
         title = try schema.attribute("Item", "title")
         score = try schema.attribute("Item", "score")

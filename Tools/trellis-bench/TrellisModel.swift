@@ -4,8 +4,8 @@ import Trellis
 /// The workload's schema for Trellis, with every key resolved once so the hot loops skip name lookups.
 struct TrellisModel: Sendable {
     let schema: Schema
-    let item: UInt32
-    let folder: UInt32
+    let item: EntityKey
+    let folder: EntityKey
     let id: AttributeKey
     let title: AttributeKey
     let score: AttributeKey
@@ -37,8 +37,8 @@ struct TrellisModel: Sendable {
                 ]),
         ])
         self.schema = schema
-        item = try schema.entityNumber("Item")
-        folder = try schema.entityNumber("Folder")
+        item = try schema.entity("Item")
+        folder = try schema.entity("Folder")
         id = try schema.attribute("Item", "id")
         title = try schema.attribute("Item", "title")
         score = try schema.attribute("Item", "score")

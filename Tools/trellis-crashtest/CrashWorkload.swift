@@ -65,7 +65,7 @@ enum CrashWorkload {
     }
 
     /// The graph after each of transactions 0…`count` (index 0: empty), from an in-memory store.
-    static func versions(through count: Int) throws -> [Graph] {
+    static func versions(through count: Int) throws -> [Snapshot] {
         let store = Store(schema: schema)
         var out = [store.snapshot]
         out.reserveCapacity(count + 1)

@@ -21,10 +21,10 @@ struct ChangeFormat {
 
     /// The name of the relationship at the other end of an edit (how the target sees the link).
     func inverseName(_ edit: ChangeSet.RelationshipEdit) -> String {
-        guard let e = entityDescription(edit.source.entity), edit.relationship < e.relationships.count else {
+        guard let e = entityDescription(edit.source.entity), edit.relationship.index < e.relationships.count else {
             return "inverse"
         }
-        return e.relationships[edit.relationship].inverse
+        return e.relationships[edit.relationship.index].inverse
     }
 
     private func entityDescription(_ n: UInt32) -> EntityDescription? {
@@ -49,14 +49,14 @@ struct ChangeFormat {
         for i in changes.inserts { row("insert", i.id, values(i.id.entity, i.values)) }
         for u in changes.updates {
             let detail = u.changes.map {
-                "\(attributeName(u.id.entity, $0.attribute)): \(ValueFormat.text($0.old)) → \(ValueFormat.text($0.new))"
+                "\(attributeName(u.id.entity, $0.attribute.index)): \(ValueFormat.text($0.old)) → \(ValueFormat.text($0.new))"
             }
             row("update", u.id, detail.joined(separator: ", "))
         }
         for e in changes.edits {
             row(
                 e.kind == .link ? "link" : "unlink", e.source,
-                "\(relationshipName(e.source.entity, e.relationship)) → \(object(e.target))")
+                "\(relationshipName(e.source.entity, e.relationship.index)) → \(object(e.target))")
         }
         for d in changes.deletes {
             var detail = values(d.id.entity, d.values)
@@ -111,7 +111,7 @@ struct ChangeFormat {
                 .array(
                     u.changes.map { c in
                         .object([
-                            ("attribute", .string(attributeName(u.id.entity, c.attribute))),
+                            ("attribute", .string(attributeName(u.id.entity, c.attribute.index))),
                             ("old", ValueFormat.json(c.old)), ("new", ValueFormat.json(c.new)),
                         ])
                     })
@@ -122,7 +122,7 @@ struct ChangeFormat {
     func editJSON(_ e: ChangeSet.RelationshipEdit) -> JSON {
         .object([
             ("kind", .string(e.kind == .link ? "link" : "unlink")), ("source", .string(object(e.source))),
-            ("relationship", .string(relationshipName(e.source.entity, e.relationship))),
+            ("relationship", .string(relationshipName(e.source.entity, e.relationship.index))),
             ("target", .string(object(e.target))),
         ])
     }

@@ -124,8 +124,8 @@ struct Demo {
 
     /// Runs the saves with the reader going; returns whether every fetch saw a whole version.
     func run(_ store: Store, _ console: Console) throws -> Bool {
-        let folder = try Self.schema.entityNumber("Folder")
-        let item = try Self.schema.entityNumber("Item")
+        let folder = try Self.schema.entity("Folder")
+        let item = try Self.schema.entity("Item")
         let rank = try Self.schema.index("Item", ["rank"])
         let inbox = try store.write { tx in try tx.insert("Folder", ["name": "Inbox"]) }
 

@@ -33,7 +33,7 @@ struct ExportCommand: Command {
     func run(_ console: Console) throws -> ExitCode {
         let location = try StoreLocation(options.store)
         let reader = location.reader
-        var graph = try reader.checkpointGraph()
+        var graph = try reader.checkpointSnapshot()
         let checkpoint = graph.sequence
         if let asOf, asOf < checkpoint {
             throw CommandFailure(
@@ -59,7 +59,7 @@ struct ExportCommand: Command {
         return problems.isEmpty ? .ok : .failed
     }
 
-    private func write(_ graph: Graph, _ location: StoreLocation, _ console: Console) {
+    private func write(_ graph: Snapshot, _ location: StoreLocation, _ console: Console) {
         let schema = graph.schema
         let format = ChangeFormat(schema: schema)
         var head = "{\n  \"store\": "

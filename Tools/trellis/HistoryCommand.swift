@@ -49,7 +49,7 @@ struct HistoryCommand: Command {
         let name = ObjectName.text(newestID, epochs.schemas[newestSpan])
         let checkpointSequence = (try? reader.manifest().checkpointSequence) ?? 0
         // The checkpoint is older than every migration the journal holds: the object has its first span's ID there.
-        let checkpoint = checkpointSequence > 0 ? try? reader.checkpointGraph() : nil
+        let checkpoint = checkpointSequence > 0 ? try? reader.checkpointSnapshot() : nil
         let atCheckpoint = ids[0].flatMap { id in checkpoint.flatMap { $0.row(id).map { (id, $0) } } }
         let checkpointFormat = checkpoint.map { ChangeFormat(schema: $0.schema) }
         var entries: [Entry] = []
@@ -135,7 +135,7 @@ struct HistoryCommand: Command {
         }
         for u in changes.updates where u.id == id {
             let text = u.changes.map {
-                "\(format.attributeName(id.entity, $0.attribute)): \(ValueFormat.text($0.old)) → \(ValueFormat.text($0.new))"
+                "\(format.attributeName(id.entity, $0.attribute.index)): \(ValueFormat.text($0.old)) → \(ValueFormat.text($0.new))"
             }
             let json = format.updateJSON(u)
             guard case .object(let pairs) = json else { continue }
@@ -146,7 +146,8 @@ struct HistoryCommand: Command {
         }
         for e in changes.edits where e.source == id || e.target == id {
             let mine = e.source == id
-            let relationship = mine ? format.relationshipName(e.source.entity, e.relationship) : format.inverseName(e)
+            let relationship =
+                mine ? format.relationshipName(e.source.entity, e.relationship.index) : format.inverseName(e)
             let other = mine ? e.target : e.source
             let kind = e.kind == .link ? "link" : "unlink"
             out.append(

@@ -168,7 +168,7 @@ struct InfoReport {
         ])
     }
 
-    private func countsJSON(_ graph: Graph) -> JSON {
+    private func countsJSON(_ graph: Snapshot) -> JSON {
         .object(graph.schema.entities.enumerated().map { ($1.name, .int(graph.count(entity: UInt32($0)))) })
     }
 

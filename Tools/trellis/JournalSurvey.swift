@@ -49,7 +49,7 @@ struct JournalSurvey {
     var entities: [String: EntityTally] = [:]
     var problems: [JournalProblem] = []
     /// The store as a recovery would rebuild it, when the survey replayed; nil when it did not, or could not.
-    var graph: Graph?
+    var graph: Snapshot?
     /// Objects in the checkpoint alone (when the survey replayed and the checkpoint loaded).
     var checkpointObjects: Int?
 
@@ -90,9 +90,9 @@ struct JournalSurvey {
         problems += found
     }
 
-    private mutating func replayStart(_ reader: JournalReader) -> Graph? {
+    private mutating func replayStart(_ reader: JournalReader) -> Snapshot? {
         do {
-            let graph = try reader.checkpointGraph()
+            let graph = try reader.checkpointSnapshot()
             checkpointObjects = graph.objectCount
             return graph
         } catch let problem as JournalProblem {

@@ -7,8 +7,8 @@ import Trellis
 /// items in rank order. A fetch is consistent when the item and folder counts belong to one committed version.
 final class ReaderLoop: Sendable {
     let store: Store
-    let folder: UInt32
-    let item: UInt32
+    let folder: EntityKey
+    let item: EntityKey
     let rank: IndexKey
     let title: AttributeKey
     let console: Console
@@ -21,7 +21,7 @@ final class ReaderLoop: Sendable {
     /// (sequence, folders, items) for every committed version, recorded by the writer.
     private let versions = Mutex<[UInt64: (Int, Int)]>([:])
 
-    init(store: Store, folder: UInt32, item: UInt32, rank: IndexKey, console: Console) {
+    init(store: Store, folder: EntityKey, item: EntityKey, rank: IndexKey, console: Console) {
         self.store = store
         self.console = console
         self.folder = folder

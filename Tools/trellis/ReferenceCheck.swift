@@ -8,7 +8,7 @@ import Trellis
 /// to-many relationship (100,000 items in one folder); this builds each relationship's pairs once and compares sets,
 /// so it stays linear in the number of links.
 enum ReferenceCheck {
-    static func problems(_ graph: Graph, limit: Int = 20) -> [String] {
+    static func problems(_ graph: Snapshot, limit: Int = 20) -> [String] {
         let schema = graph.schema
         var out: [String] = []
         // Every link, per (entity, relationship), as (source serial, target serial).

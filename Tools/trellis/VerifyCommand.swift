@@ -89,7 +89,7 @@ struct VerifyCommand: Command {
     /// Rebuilds the graph the way recovery does and runs its invariant checks: the reader checked the bytes, this
     /// checks what they mean (a relationship end without its inverse, a link to an object that is gone).
     private func referenceFindings(_ reader: JournalReader) throws -> [Finding] {
-        var graph = try reader.checkpointGraph()
+        var graph = try reader.checkpointSnapshot()
         try reader.forEachRecord { record in graph = try record.applied(to: graph) }
         return ReferenceCheck.problems(graph).map(Finding.init(reference:))
     }

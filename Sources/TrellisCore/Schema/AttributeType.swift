@@ -17,6 +17,7 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
     case url = 13
     case decimal = 14
 
+    /// The Swift type's name (`"Int64"`, `"Date"`…).
     public var description: String {
         switch self {
         case .bool: return "Bool"

@@ -5,6 +5,7 @@
 /// for step in plan.steps { print(step) }   // "Note: add attribute 'pinned' (Bool, default false): 1200 objects"
 /// ```
 public struct MigrationStep: Sendable, Equatable, CustomStringConvertible {
+    /// What a step changes.
     public enum Kind: String, Sendable, CaseIterable {
         case addEntity, removeEntity, renameEntity
         case addAttribute, removeAttribute, renameAttribute, makeOptional, makeRequired, widenType, replaceAttribute
@@ -12,6 +13,7 @@ public struct MigrationStep: Sendable, Equatable, CustomStringConvertible {
         case addIndex, removeIndex
     }
 
+    /// What the step changes.
     public var kind: Kind
     /// The entity, by its name in the new schema (by its stored name when it is removed).
     public var entity: String
@@ -22,7 +24,7 @@ public struct MigrationStep: Sendable, Equatable, CustomStringConvertible {
     /// How many stored objects the step reads or writes; 0 when only the schema changes.
     public var objects: Int
 
-    public init(_ kind: Kind, entity: String, property: String? = nil, detail: String, objects: Int = 0) {
+    package init(_ kind: Kind, entity: String, property: String? = nil, detail: String, objects: Int = 0) {
         self.kind = kind
         self.entity = entity
         self.property = property
@@ -30,6 +32,7 @@ public struct MigrationStep: Sendable, Equatable, CustomStringConvertible {
         self.objects = objects
     }
 
+    /// The entity, the detail and the objects touched: `"Task: add attribute 'priority' (12 objects)"`.
     public var description: String {
         objects > 0 ? "\(entity): \(detail) (\(objects) objects)" : "\(entity): \(detail) (schema only)"
     }
@@ -38,8 +41,9 @@ public struct MigrationStep: Sendable, Equatable, CustomStringConvertible {
 /// What opening a store with a new schema would do, computed without writing anything
 /// (`Store.plannedMigration(directory:schema:)`).
 public struct PlannedMigration: Sendable {
-    /// The fingerprints of the stored schema and of the schema it would become.
+    /// The fingerprint of the stored schema (`Schema.fingerprint`).
     public var fromFingerprint: UInt64
+    /// The fingerprint of the schema the store would become.
     public var toFingerprint: UInt64
     /// Every step, in the order they apply; empty when the store already has the schema's structure.
     public var steps: [MigrationStep]

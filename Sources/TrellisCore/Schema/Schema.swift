@@ -37,6 +37,7 @@ public struct Schema: Sendable, Equatable {
 
     @usableFromInline package let storage: Storage
 
+    /// The entities, in stored order: an entity's position is the number its object IDs carry.
     public var entities: [EntityDescription] { storage.entities }
     /// A stable 64-bit digest of the structure of stored data, in stored order: entity, attribute and relationship
     /// names and positions, types, optionality, inverses, delete rules, counts and indexes. Default values and
@@ -48,6 +49,7 @@ public struct Schema: Sendable, Equatable {
     @inlinable package var layouts: [EntityLayout] { storage.layouts }
     private var entityNumbers: [String: UInt32] { storage.entityNumbers }
 
+    /// A schema of these entities, validated: throws `TrellisError.Code.invalidSchema` naming the first problem found.
     public init(_ entities: [EntityDescription]) throws {
         var numbers: [String: UInt32] = [:]
         for (i, entity) in entities.enumerated() {
@@ -84,18 +86,24 @@ public struct Schema: Sendable, Equatable {
                 fingerprint: storage.fingerprint))
     }
 
+    /// Same entities, attributes, relationships and indexes; the migration history is not compared.
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
         lhs.storage === rhs.storage || lhs.entities == rhs.entities
     }
 
+    /// A resolved handle on the entity named `name`; throws `TrellisError.Code.unknownEntity` when there is none.
+    /// - Complexity: O(1).
+    public func entity(_ name: String) throws -> EntityKey { EntityKey(number: try entityNumber(name)) }
+
     /// The number of the entity named `name`, as carried in `ObjectID.entity`.
-    public func entityNumber(_ name: String) throws -> UInt32 {
+    package func entityNumber(_ name: String) throws -> UInt32 {
         guard let n = entityNumbers[name], !entities[Int(n)].isRetired else {
             throw TrellisError(.unknownEntity, "no entity named '\(name)'")
         }
         return n
     }
 
+    /// The name of the entity an ID belongs to (`"entity7"` for a number the schema does not have).
     public func entityName(of id: ObjectID) -> String {
         Int(id.entity) < entities.count ? entities[Int(id.entity)].name : "entity\(id.entity)"
     }
@@ -128,36 +136,61 @@ public struct Schema: Sendable, Equatable {
     public func describe(_ id: ObjectID) -> String { "\(entityName(of: id))#\(id.serial)" }
 }
 
-/// An attribute resolved against a schema.
+/// An entity resolved against a schema, for reads that skip the name lookup (`Snapshot.rows(entity:)`,
+/// `Snapshot.count(entity:)`, `Transaction.insert(entity:row:)`). Get one from `Schema.entity(_:)`.
+public struct EntityKey: Hashable, Sendable {
+    /// The entity's number in its schema, as carried in `ObjectID.entity`.
+    @usableFromInline package let number: UInt32
+
+    @inlinable package init(number: UInt32) { self.number = number }
+}
+
+/// An attribute resolved against a schema, for reads and writes that skip name lookups (`Row.int(_:)`,
+/// `Snapshot.value(_:_:)`, `Transaction.set(_:_:_:)`). Get one from `Schema.attribute(_:_:)`; it is valid for the
+/// schema it came from.
 public struct AttributeKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the attribute's entity.
+    @usableFromInline package let entity: UInt32
+    /// The attribute's position in its entity, 32 bits so that a key is as small as the `Int` it replaced.
+    @usableFromInline let position: UInt32
+    /// The attribute's position in its entity, in schema order (the column of the entity's leaves).
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 
-/// A relationship resolved against a schema.
+/// A relationship resolved against a schema, for reads and edits that skip name lookups (`Snapshot.targets(_:_:)`,
+/// `Row.targetSerials(_:)`, `ChangeSet.RelationshipEdit`). Get one from `Schema.relationship(_:_:)`.
 public struct RelationshipKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the relationship's (source) entity.
+    @usableFromInline package let entity: UInt32
+    /// The relationship's position in its entity, 32 bits so that a key is as small as the `Int` it replaced.
+    @usableFromInline let position: UInt32
+    /// The relationship's position in its entity, in schema order.
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 
-/// An index resolved against a schema.
+/// An index or unique constraint resolved against a schema, for lookups and range reads (`Snapshot.lookup(_:_:)`,
+/// `Snapshot.scan(_:from:to:)`, `Snapshot.count(_:from:to:)`). Get one from `Schema.index(_:_:)`.
 public struct IndexKey: Hashable, Sendable {
-    public let entity: UInt32
-    public let index: Int
+    /// The number of the indexed entity.
+    @usableFromInline package let entity: UInt32
+    /// The index's position among its entity's indexes.
+    @usableFromInline let position: UInt32
+    /// The index's position among its entity's indexes, in schema order.
+    @inlinable package var index: Int { Int(position) }
 
-    package init(entity: UInt32, index: Int) {
+    @inlinable package init(entity: UInt32, index: Int) {
         self.entity = entity
-        self.index = index
+        self.position = UInt32(truncatingIfNeeded: index)
     }
 }
 
@@ -167,16 +200,19 @@ public struct SchemaMigration: Sendable, Equatable {
     public var sequence: UInt64
     /// When the migration was committed.
     public var date: Date
-    /// The fingerprints of the schema before and after.
+    /// The fingerprint of the schema before (`Schema.fingerprint`).
     public var fromFingerprint: UInt64
+    /// The fingerprint of the schema after.
     public var toFingerprint: UInt64
-    /// The version identifiers of a `SchemaMigrationPlan`'s schemas, when the migration ran one.
+    /// The version identifier of the `VersionedSchema` the migration started from, when it ran a
+    /// `SchemaMigrationPlan`.
     public var fromVersion: String?
+    /// The version identifier of the `VersionedSchema` it led to, when it ran a `SchemaMigrationPlan`.
     public var toVersion: String?
     /// What was done, one line a step (`"Note: add attribute 'pinned' (Bool, default false)"`).
     public var steps: [String]
 
-    public init(
+    package init(
         sequence: UInt64, date: Date, fromFingerprint: UInt64, toFingerprint: UInt64, fromVersion: String? = nil,
         toVersion: String? = nil, steps: [String]
     ) {

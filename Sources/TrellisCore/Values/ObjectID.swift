@@ -13,14 +13,17 @@ public struct ObjectID: Hashable, Comparable, Sendable, Codable, CustomStringCon
     /// The object's serial number within its entity; the first object of an entity gets 1.
     public let serial: UInt64
 
+    /// The ID of the object with this serial in the entity with this number (see `entity`).
     @inlinable public init(entity: UInt32, serial: UInt64) {
         self.entity = entity
         self.serial = serial
     }
 
+    /// Orders by entity number, then serial: the order of `Snapshot.objectIDs(entity:)` and of the journal.
     @inlinable public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         (lhs.entity, lhs.serial) < (rhs.entity, rhs.serial)
     }
 
+    /// `entity#serial`, with the entity's number (`Schema.describe(_:)` gives its name: `Folder#12`).
     public var description: String { "\(entity)#\(serial)" }
 }

@@ -10,32 +10,46 @@ import Foundation
 /// let values: [String: Value] = ["title": "Buy milk", "score": 4.5, "done": false]
 /// ```
 public enum Value: Sendable {
+    /// No value: an optional attribute that is not set.
     case null
+    /// A Boolean.
     case bool(Bool)
+    /// An integer of any width (`Int`, `Int8` … `Int64` attributes).
     case int(Int64)
+    /// A `Double`, or a `Float` widened to it.
     case double(Double)
+    /// A string.
     case string(String)
+    /// A point in time.
     case date(Date)
+    /// Bytes.
     case data(Data)
+    /// A UUID.
     case uuid(UUID)
+    /// A URL.
     case url(URL)
+    /// A decimal number.
     case decimal(Decimal)
 
+    /// Whether this is `.null`.
     @inlinable public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
+    /// The Boolean of a `.bool`; nil for any other case.
     public var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
 
+    /// The integer of an `.int`; nil for any other case.
     public var intValue: Int64? {
         if case .int(let i) = self { return i }
         return nil
     }
 
+    /// The number of a `.double`, or of an `.int` converted; nil for any other case.
     public var doubleValue: Double? {
         switch self {
         case .double(let d): return d
@@ -44,11 +58,13 @@ public enum Value: Sendable {
         }
     }
 
+    /// The string of a `.string`; nil for any other case.
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
+    /// The date of a `.date`; nil for any other case.
     public var dateValue: Date? {
         if case .date(let d) = self { return d }
         return nil
@@ -70,6 +86,7 @@ public enum Value: Sendable {
 }
 
 extension Value: Comparable, Hashable {
+    /// The total order indexes sort by: null first, then by type, then by value (numbers of any case by numeric value).
     public static func < (lhs: Value, rhs: Value) -> Bool {
         compare(lhs, rhs) < 0
     }
@@ -79,6 +96,7 @@ extension Value: Comparable, Hashable {
         compare(lhs, rhs) == 0
     }
 
+    /// Hashes consistently with `==`: equal numbers of different cases hash alike.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0 as UInt8)
@@ -159,13 +177,18 @@ extension Value {
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral
 {
+    /// A `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An `.int`.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A `.double`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
 
 extension Value: CustomStringConvertible {
+    /// The value for people: strings quoted, dates in ISO 8601, data as its size.
     public var description: String {
         switch self {
         case .null: return "null"

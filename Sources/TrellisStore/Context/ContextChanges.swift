@@ -11,12 +11,16 @@ import TrellisJournal
 /// }
 /// ```
 public struct ContextChanges: Sendable, CustomStringConvertible {
+    /// The objects inserted.
     public internal(set) var inserted: Set<ObjectID> = []
+    /// The objects updated, each with the names of the properties that changed.
     public internal(set) var updated: [ObjectID: Set<String>] = [:]
+    /// The objects deleted.
     public internal(set) var deleted: Set<ObjectID> = []
     /// The sequence numbers of the commits covered, lowest first.
     public internal(set) var sequences: [UInt64] = []
 
+    /// Whether nothing was inserted, updated or deleted.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// Whether the object was inserted, updated or deleted.
@@ -25,6 +29,7 @@ public struct ContextChanges: Sendable, CustomStringConvertible {
         inserted.contains(id) || updated[id] != nil || deleted.contains(id)
     }
 
+    /// The counts of each kind and the commits covered.
     public var description: String {
         "inserted \(inserted.count), updated \(updated.count), deleted \(deleted.count) (commits \(sequences))"
     }
@@ -40,15 +45,15 @@ public struct ContextChanges: Sendable, CustomStringConvertible {
         deleted = Set(changes.deletes.map(\.id))
         for update in changes.updates {
             let layout = schema.layouts[Int(update.id.entity)]
-            updated[update.id, default: []].formUnion(update.changes.map { layout.attributes[$0.attribute].name })
+            updated[update.id, default: []].formUnion(update.changes.map { layout.attributes[$0.attribute.index].name })
         }
         func touch(_ id: ObjectID, _ entity: UInt32, _ relationship: Int) {
             guard !inserted.contains(id), !deleted.contains(id) else { return }
             updated[id, default: []].insert(schema.layouts[Int(entity)].relationships[relationship].name)
         }
         for edit in changes.edits {
-            let r = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship]
-            touch(edit.source, edit.source.entity, edit.relationship)
+            let r = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship.index]
+            touch(edit.source, edit.source.entity, edit.relationship.index)
             if edit.target.serial != 0 { touch(edit.target, r.target, r.inverse) }
         }
         for delete in changes.deletes {

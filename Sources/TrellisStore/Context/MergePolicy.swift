@@ -14,7 +14,9 @@ import TrellisJournal
 public enum MergePolicy: Sendable, Equatable {
     /// Which side wins a property that both changed.
     public enum Side: Sendable, Equatable {
+        /// This context's value wins.
         case context
+        /// The store's value wins.
         case store
     }
 
@@ -40,6 +42,7 @@ public enum MergePolicy: Sendable, Equatable {
 /// }
 /// ```
 public struct SaveConflict: Sendable, Equatable, CustomStringConvertible {
+    /// What the other commit did to the object.
     public enum Kind: Sendable, Equatable {
         /// Another commit changed properties of an object this context changed or deleted.
         case updatedInStore
@@ -47,14 +50,18 @@ public struct SaveConflict: Sendable, Equatable, CustomStringConvertible {
         case deletedInStore
     }
 
+    /// The object in conflict.
     public let object: ObjectID
+    /// The name of its entity.
     public let entity: String
+    /// Whether the store updated or deleted it.
     public let kind: Kind
     /// The properties this context changed (attributes and to-one relationships); `["(deleted)"]` for a delete.
     public let contextChanges: [String]
     /// The properties the store changed since this context read the object.
     public let storeChanges: [String]
 
+    /// The conflict for people: who changed which properties.
     public var description: String {
         let id = "\(entity)#\(object.serial)"
         switch kind {

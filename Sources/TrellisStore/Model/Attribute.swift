@@ -37,6 +37,7 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
     let originalName: String?
     var slot = -1
 
+    /// An attribute with an initial value (the default for new objects) and options such as `.unique` or `.indexed`.
     public init(wrappedValue: Value, _ options: AttributeOption...) {
         self.value = wrappedValue
         self.options = Set(options)
@@ -72,6 +73,7 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
         self.originalName = originalName
     }
 
+    /// Not available: a `Model` subclass's property reads and writes through `subscript(_enclosingInstance:…)`.
     @available(*, unavailable, message: "@Attribute is only available on properties of Model subclasses")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }

@@ -34,6 +34,7 @@ open class Model: Hashable {
     /// Set only on the probe instances that map key paths to properties.
     var probe: KeyPathProbe.Recorder?
 
+    /// An unmanaged object with every property at its initial value; `ModelContext.insert(_:)` makes it persistent.
     public required init() {}
 
     /// The object's permanent identity, allocated when it is inserted into a context; nil before.
@@ -66,6 +67,7 @@ open class Model: Hashable {
     /// Objects are equal when they are the same instance; a context hands out one instance per object.
     public static func == (lhs: Model, rhs: Model) -> Bool { lhs === rhs }
 
+    /// Hashes the object's identity, as `==` compares it.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 

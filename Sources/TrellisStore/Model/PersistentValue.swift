@@ -24,12 +24,16 @@ public protocol PersistentValue: Sendable {
 }
 
 extension PersistentValue {
+    /// False by default: attributes of a non-optional type are required.
     public static var isOptional: Bool { false }
 }
 
 extension PersistentValue where Self: RawRepresentable, RawValue: PersistentValue {
+    /// The raw value's type: the raw value is what is stored and queried.
     public static var attributeType: AttributeType { RawValue.attributeType }
+    /// The raw value, as the store holds it.
     public var persistentValue: Value { rawValue.persistentValue }
+    /// The case whose raw value the store holds; nil for a value of another type or a raw value with no case.
     public init?(persistentValue value: Value) {
         guard let raw = RawValue(persistentValue: value) else { return nil }
         self.init(rawValue: raw)
@@ -37,9 +41,13 @@ extension PersistentValue where Self: RawRepresentable, RawValue: PersistentValu
 }
 
 extension Optional: PersistentValue where Wrapped: PersistentValue {
+    /// The wrapped type's: an optional attribute has the type of what it wraps.
     public static var attributeType: AttributeType { Wrapped.attributeType }
+    /// True: an optional attribute may hold null.
     public static var isOptional: Bool { true }
+    /// The wrapped value's, or `Value.null` for nil.
     public var persistentValue: Value { self?.persistentValue ?? .null }
+    /// Nil (the optional's `.none`) for `Value.null`, the wrapped value otherwise; fails for a value of another type.
     public init?(persistentValue value: Value) {
         if value.isNull {
             self = .none
@@ -51,8 +59,11 @@ extension Optional: PersistentValue where Wrapped: PersistentValue {
 }
 
 extension Bool: PersistentValue {
+    /// `AttributeType.bool`.
     public static var attributeType: AttributeType { .bool }
+    /// `Value.bool(self)`.
     public var persistentValue: Value { .bool(self) }
+    /// The value of a `.bool` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .bool(let b) = value else { return nil }
         self = b
@@ -60,8 +71,11 @@ extension Bool: PersistentValue {
 }
 
 extension String: PersistentValue {
+    /// `AttributeType.string`.
     public static var attributeType: AttributeType { .string }
+    /// `Value.string(self)`.
     public var persistentValue: Value { .string(self) }
+    /// The value of a `.string` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .string(let s) = value else { return nil }
         self = s
@@ -69,8 +83,11 @@ extension String: PersistentValue {
 }
 
 extension Double: PersistentValue {
+    /// `AttributeType.double`.
     public static var attributeType: AttributeType { .double }
+    /// `Value.double(self)`.
     public var persistentValue: Value { .double(self) }
+    /// The value of a `.double` value (or an `.int` one, converted); nil for any other case.
     public init?(persistentValue value: Value) {
         guard let d = value.doubleValue else { return nil }
         self = d
@@ -78,8 +95,11 @@ extension Double: PersistentValue {
 }
 
 extension Float: PersistentValue {
+    /// `AttributeType.float`.
     public static var attributeType: AttributeType { .float }
+    /// `Value.double`: a float is stored as a double.
     public var persistentValue: Value { .double(Double(self)) }
+    /// The value of a `.double` value (or an `.int` one), narrowed to `Float`; nil for any other case.
     public init?(persistentValue value: Value) {
         guard let d = value.doubleValue else { return nil }
         self = Float(d)
@@ -87,8 +107,11 @@ extension Float: PersistentValue {
 }
 
 extension Date: PersistentValue {
+    /// `AttributeType.date`.
     public static var attributeType: AttributeType { .date }
+    /// `Value.date(self)`.
     public var persistentValue: Value { .date(self) }
+    /// The value of a `.date` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .date(let d) = value else { return nil }
         self = d
@@ -96,8 +119,11 @@ extension Date: PersistentValue {
 }
 
 extension Data: PersistentValue {
+    /// `AttributeType.data`.
     public static var attributeType: AttributeType { .data }
+    /// `Value.data(self)`.
     public var persistentValue: Value { .data(self) }
+    /// The value of a `.data` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .data(let d) = value else { return nil }
         self = d
@@ -105,8 +131,11 @@ extension Data: PersistentValue {
 }
 
 extension UUID: PersistentValue {
+    /// `AttributeType.uuid`.
     public static var attributeType: AttributeType { .uuid }
+    /// `Value.uuid(self)`.
     public var persistentValue: Value { .uuid(self) }
+    /// The value of a `.uuid` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .uuid(let u) = value else { return nil }
         self = u
@@ -114,8 +143,11 @@ extension UUID: PersistentValue {
 }
 
 extension URL: PersistentValue {
+    /// `AttributeType.url`.
     public static var attributeType: AttributeType { .url }
+    /// `Value.url(self)`.
     public var persistentValue: Value { .url(self) }
+    /// The value of a `.url` value; nil for any other case.
     public init?(persistentValue value: Value) {
         guard case .url(let u) = value else { return nil }
         self = u
@@ -123,8 +155,11 @@ extension URL: PersistentValue {
 }
 
 extension Decimal: PersistentValue {
+    /// `AttributeType.decimal`.
     public static var attributeType: AttributeType { .decimal }
+    /// `Value.decimal(self)`.
     public var persistentValue: Value { .decimal(self) }
+    /// The value of a `.decimal` value (or an `.int` one, converted); nil for any other case.
     public init?(persistentValue value: Value) {
         switch value {
         case .decimal(let d): self = d
@@ -138,7 +173,9 @@ extension Decimal: PersistentValue {
 protocol PersistentInteger: PersistentValue, FixedWidthInteger {}
 
 extension PersistentInteger {
+    /// `Value.int`: every fixed-width integer is stored as a 64-bit integer.
     public var persistentValue: Value { .int(Int64(self)) }
+    /// The value of an `.int` value that fits this type exactly; nil otherwise.
     public init?(persistentValue value: Value) {
         guard case .int(let i) = value, let v = Self(exactly: i) else { return nil }
         self = v
@@ -146,21 +183,26 @@ extension PersistentInteger {
 }
 
 extension Int: PersistentValue, PersistentInteger {
+    /// `AttributeType.int`: the width commits check values against.
     public static var attributeType: AttributeType { .int }
 }
 
 extension Int64: PersistentValue, PersistentInteger {
+    /// `AttributeType.int64`: the width commits check values against.
     public static var attributeType: AttributeType { .int64 }
 }
 
 extension Int32: PersistentValue, PersistentInteger {
+    /// `AttributeType.int32`: the width commits check values against.
     public static var attributeType: AttributeType { .int32 }
 }
 
 extension Int16: PersistentValue, PersistentInteger {
+    /// `AttributeType.int16`: the width commits check values against.
     public static var attributeType: AttributeType { .int16 }
 }
 
 extension Int8: PersistentValue, PersistentInteger {
+    /// `AttributeType.int8`: the width commits check values against.
     public static var attributeType: AttributeType { .int8 }
 }

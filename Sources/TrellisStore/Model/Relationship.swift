@@ -9,27 +9,41 @@ import TrellisJournal
 /// @Relationship var chores: [Chore]             // Array<Chore>: to-many
 /// ```
 public protocol RelationshipValue {
+    /// The model class at the other end.
     associatedtype Target: Model
+    /// Whether the relationship holds any number of targets.
     static var isToMany: Bool { get }
     /// No target: nil or the empty array.
     static var empty: Self { get }
+    /// This type's value for these targets (the first, or nil, for to-one).
     init(targets: [Target])
+    /// The targets, as an array.
     var targets: [Target] { get }
 }
 
 extension Optional: RelationshipValue where Wrapped: Model {
+    /// The wrapped model class.
     public typealias Target = Wrapped
+    /// False: an optional is a to-one relationship.
     public static var isToMany: Bool { false }
+    /// Nil.
     public static var empty: Self { nil }
+    /// The first target, or nil.
     public init(targets: [Wrapped]) { self = targets.first }
+    /// The target as a one-element array, or empty.
     public var targets: [Wrapped] { map { [$0] } ?? [] }
 }
 
 extension Array: RelationshipValue where Element: Model {
+    /// The element model class.
     public typealias Target = Element
+    /// True: an array is a to-many relationship.
     public static var isToMany: Bool { true }
+    /// The empty array.
     public static var empty: Self { [] }
+    /// The targets, in the order given.
     public init(targets: [Element]) { self = targets }
+    /// The array itself.
     public var targets: [Element] { self }
 }
 
@@ -74,6 +88,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
         self.originalName = originalName
     }
 
+    /// Not available: a `Model` subclass's property reads and writes through `subscript(_enclosingInstance:…)`.
     @available(*, unavailable, message: "@Relationship is only available on properties of Model subclasses")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }

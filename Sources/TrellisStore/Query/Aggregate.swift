@@ -43,9 +43,12 @@ public struct Aggregate<T: Model>: Sendable {
 /// }
 /// ```
 public struct AggregateRow: Sendable, Equatable {
+    /// The values of the grouping properties for this row, by name; empty without grouping.
     public let group: [String: Value]
+    /// The aggregate values, by the names they were given.
     public let values: [String: Value]
 
+    /// The aggregate value named `name`, or nil.
     public subscript(name: String) -> Value? { values[name] }
 }
 

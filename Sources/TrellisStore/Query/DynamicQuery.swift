@@ -17,36 +17,54 @@ import TrellisJournal
 public struct DynamicQuery: Sendable, Equatable {
     /// A condition on attribute values; values are converted to the attribute's type as an insert would.
     public indirect enum Condition: Sendable, Equatable {
+        /// The attribute's value equals this one (`.null` selects the nulls).
         case equal(String, Value)
+        /// The attribute's value differs from this one.
         case notEqual(String, Value)
+        /// The attribute's value sorts before this one (in `Value`'s order); a null never matches an ordering.
         case less(String, Value)
+        /// The attribute's value sorts before this one or equals it.
         case lessOrEqual(String, Value)
+        /// The attribute's value sorts after this one.
         case greater(String, Value)
+        /// The attribute's value sorts after this one or equals it.
         case greaterOrEqual(String, Value)
         /// The attribute's value is one of these (SQL's `IN`).
         case among(String, [Value])
+        /// Every condition holds.
         case and([Condition])
+        /// At least one condition holds.
         case or([Condition])
+        /// The condition does not hold.
         case not(Condition)
     }
 
     /// One sort key: an attribute name (or to-one path) and a direction. Ties are broken by `ObjectID`.
     public struct Sort: Sendable, Equatable {
+        /// The attribute's name.
         public var name: String
+        /// Whether the order is ascending.
         public var ascending: Bool
 
+        /// A sort on the attribute named `name`.
         public init(_ name: String, ascending: Bool = true) {
             self.name = name
             self.ascending = ascending
         }
     }
 
+    /// The name of the entity queried.
     public var entity: String
+    /// Which objects match; nil for all.
     public var condition: Condition?
+    /// The order of the results; by `ObjectID` when empty.
     public var sortBy: [Sort]
+    /// The most results returned; nil for all.
     public var limit: Int?
+    /// How many matching results to skip first.
     public var offset: Int?
 
+    /// A query of `entity` with these parts; only the entity is required.
     public init(
         _ entity: String, where condition: Condition? = nil, sortBy: [Sort] = [], limit: Int? = nil, offset: Int? = nil
     ) {

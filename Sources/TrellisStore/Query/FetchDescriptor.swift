@@ -18,7 +18,10 @@ import TrellisJournal
 /// `contains(where:)`/`allSatisfy` are compiled and planned with indexes; anything else still works, evaluated by
 /// Foundation on each candidate object. Ties in the sort order are broken by `ObjectID`, so results are repeatable.
 public struct FetchDescriptor<T: Model>: Sendable {
+    /// Which objects to fetch; nil for all of them.
     public var predicate: Predicate<T>?
+    /// The order of the results: each descriptor breaks the ties of the ones before it. Unsorted results come in
+    /// `ObjectID` order.
     public var sortBy: [SortDescriptor<T>]
     /// The most objects to return (nil: all).
     public var fetchLimit: Int?
@@ -28,6 +31,7 @@ public struct FetchDescriptor<T: Model>: Sendable {
     /// is, as if nothing were pending.
     public var includePendingChanges = true
 
+    /// A descriptor of these parts; every part is optional.
     public init(
         predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = [], fetchLimit: Int? = nil,
         fetchOffset: Int? = nil

@@ -24,7 +24,9 @@ public struct FetchResults<T: Model>: RandomAccessCollection {
         self.batchSize = batchSize
     }
 
+    /// 0.
     public var startIndex: Int { 0 }
+    /// The number of results.
     public var endIndex: Int { identifiers.count }
 
     /// - Complexity: O(1), or O(batchSize) when the batch holding `position` is read for the first time.
@@ -38,5 +40,5 @@ public struct FetchResults<T: Model>: RandomAccessCollection {
     }
 
     /// How many batches have been made so far.
-    public var materializedBatches: Int { batches.made.count }
+    package var materializedBatches: Int { batches.made.count }
 }

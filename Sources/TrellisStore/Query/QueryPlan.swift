@@ -33,6 +33,7 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
 
     /// The entity fetched.
     public let entity: String
+    /// How the candidates are found.
     public let access: Access
     /// The attributes of the index used, in index order; nil for a full scan.
     public let index: [String]?
@@ -49,6 +50,7 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
     /// How many objects pending changes make the fetch re-evaluate over the context's view.
     public let pendingObjects: Int
 
+    /// The plan on one line, for logs and tests.
     public var description: String {
         var text = "\(entity): "
         switch access {

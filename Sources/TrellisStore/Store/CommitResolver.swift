@@ -135,7 +135,8 @@ struct CommitResolver {
                             "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
                                 + "\(describe(id)) to null", object: id)
                     }
-                    update.changes.append(.init(attribute: a, old: old, new: new))
+                    update.changes.append(
+                        .init(attribute: AttributeKey(entity: id.entity, index: a), old: old, new: new))
                     if uniqueAttributes.isEmpty
                         ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
                         : uniqueAttributes[e][a]
@@ -163,14 +164,13 @@ struct CommitResolver {
 
     private mutating func resolveEdits(_ tx: Transaction) throws {
         for edit in tx.edits {
-            let rel = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship]
+            let rel = schema.layouts[Int(edit.source.entity)].relationships[edit.relationship.index]
             guard graph.contains(edit.source) else {
                 throw TrellisError(
                     .missingObject, "cannot change '\(rel.name)' of \(describe(edit.source)): it does not exist",
                     object: edit.source)
             }
-            let key = RelationshipKey(entity: edit.source.entity, index: edit.relationship)
-            let current = graph.targets(edit.source, key)
+            let current = graph.targets(edit.source, edit.relationship)
             switch edit.kind {
             case .unlink:
                 let target = edit.target.serial == 0 ? current.first : edit.target

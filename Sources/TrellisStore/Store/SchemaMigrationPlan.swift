@@ -25,7 +25,9 @@ public protocol VersionedSchema {
 }
 
 extension VersionedSchema {
+    /// No model classes: a version that describes its schema in `makeSchema()` by names.
     public static var models: [Model.Type] { [] }
+    /// The schema derived from `models`.
     public static func makeSchema() throws -> Schema { try Schema(models: models) }
 }
 
@@ -39,15 +41,17 @@ extension VersionedSchema {
 ///     static var schemas: [any VersionedSchema.Type] { [NotesV1.self, NotesV2.self, NotesV3.self] }
 ///     static var stages: [MigrationStage] {
 ///         [.lightweight(fromVersion: NotesV1.self, toVersion: NotesV2.self),
-///          .custom(fromVersion: NotesV2.self, toVersion: NotesV3.self) { old, tx in
-///              for row in old.rows(entity: try old.schema.entityNumber("Person")) { ... }
+///          .custom(fromVersion: NotesV2.self, toVersion: NotesV3.self) { context in
+///              for id in try context.old.fetch(DynamicQuery("Note")) { ... }   // see `MigrationContext`
 ///          }]
 ///     }
 /// }
 /// let store = try Store(directory: url, migrationPlan: NotesPlan.self)
 /// ```
 public protocol SchemaMigrationPlan {
+    /// Every version of the schema, oldest first; the last is the one the app runs.
     static var schemas: [any VersionedSchema.Type] { get }
+    /// The stages between consecutive versions; a pair without one migrates lightweight.
     static var stages: [MigrationStage] { get }
 }
 

@@ -18,6 +18,7 @@ import TrellisJournal
 /// defer { try? saved.close() }
 /// ```
 public final class Store: Sendable, DurablePublisher {
+    /// The store's schema, with its migration history (`Schema.history`).
     public let schema: Schema
     let allocator: SerialAllocator
     /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
@@ -260,6 +261,7 @@ public final class ObservationToken: Sendable {
 
     init(_ cancel: @escaping @Sendable () -> Void) { cancelAction = Mutex(cancel) }
 
+    /// Stops the handler; calls already running finish. Releasing the token cancels too.
     public func cancel() {
         let action = cancelAction.withLock { a -> (@Sendable () -> Void)? in
             defer { a = nil }

@@ -49,6 +49,7 @@ final class SerialAllocator: Sendable {
 /// try store.commit(tx)
 /// ```
 public struct Transaction: Sendable {
+    /// The schema the transaction's changes are checked against.
     public let schema: Schema
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
@@ -68,6 +69,7 @@ public struct Transaction: Sendable {
         self.allocator = allocator
     }
 
+    /// Whether the transaction changes nothing yet.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
 
     /// Inserts a new object; attributes not named get their default value (or null, checked at commit).
@@ -85,8 +87,13 @@ public struct Transaction: Sendable {
 
     /// Inserts a new object from a full row of values in schema order (checked at commit): the fast path for bulk
     /// loads.
+    /// - Complexity: O(1) amortized.
     @discardableResult
-    public mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
+    public mutating func insert(entity: EntityKey, row: [Value]) -> ObjectID { insert(entity: entity.number, row: row) }
+
+    /// Inserts a new object of the entity with this number from a full row, as `insert(entity:row:)` does.
+    @discardableResult
+    package mutating func insert(entity: UInt32, row: [Value]) -> ObjectID {
         let id = ObjectID(entity: entity, serial: allocator.allocate(entity))
         insertPositions.add(id, at: inserts.count)
         inserts.append(ChangeSet.Insert(id: id, values: row))
@@ -99,6 +106,8 @@ public struct Transaction: Sendable {
         try set(id, AttributeKey(entity: id.entity, index: try layout.attributeIndex(attribute)), value)
     }
 
+    /// Sets one attribute by a resolved key (`Schema.attribute(_:_:)`): no name lookup. Throws when the key is of another
+    /// entity or the value does not fit the attribute's type.
     public mutating func set(_ id: ObjectID, _ attribute: AttributeKey, _ value: Value) throws {
         guard Int(id.entity) < schema.layouts.count, id.serial != 0 else {
             throw TrellisError(.unknownEntity, "object \(id) does not belong to this schema", object: id)

@@ -74,7 +74,9 @@ import Testing
         #expect(error?.message.contains("wrong number of values") == true)
 
         var updates = ids.prefix(50).map {
-            ChangeSet.Update(id: $0, changes: [.init(attribute: 1, old: .int(0), new: .int(7))])
+            ChangeSet.Update(
+                id: $0,
+                changes: [.init(attribute: AttributeKey(entity: $0.entity, index: 1), old: .int(0), new: .int(7))])
         }
         updates[20].id = ObjectID(entity: ids[0].entity, serial: 5_000)
         updates[40].changes[0].new = .string("not a number")
@@ -224,11 +226,12 @@ import Testing
         for update in commit.changes.updates {
             let i = notes.firstIndex(of: update.id)!
             let last = order.lastIndex(of: i)!
-            let attributes = update.changes.map(\.attribute)
+            let attributes = update.changes.map(\.attribute.index)
             #expect(attributes == attributes.sorted())
-            #expect(update.changes.first { $0.attribute == score }?.new == .double(Double(100 + last)))
-            #expect(update.changes.first { $0.attribute == title }?.new == .string("t\(last)"))
-            #expect(update.changes.first { $0.attribute == done }.map(\.new) ?? .bool(false) == .bool(last % 2 == 0))
+            #expect(update.changes.first { $0.attribute.index == score }?.new == .double(Double(100 + last)))
+            #expect(update.changes.first { $0.attribute.index == title }?.new == .string("t\(last)"))
+            #expect(
+                update.changes.first { $0.attribute.index == done }.map(\.new) ?? .bool(false) == .bool(last % 2 == 0))
         }
         #expect(commit.changes.inserts.map(\.id) == [added])
         #expect(commit.changes.inserts[0].values[score] == .double(9))

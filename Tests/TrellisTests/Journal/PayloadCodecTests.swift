@@ -214,11 +214,13 @@ import Testing
             changes.inserts.append(.init(id: randomID(&random), values: values))
         }
         for _ in 0..<count() {
+            let id = randomID(&random)
             let c = (0..<Int(random.next() % 4)).map { _ in
                 ChangeSet.AttributeChange(
-                    attribute: Int(random.next() % 20), old: randomValue(&random), new: randomValue(&random))
+                    attribute: AttributeKey(entity: id.entity, index: Int(random.next() % 20)),
+                    old: randomValue(&random), new: randomValue(&random))
             }
-            changes.updates.append(.init(id: randomID(&random), changes: c))
+            changes.updates.append(.init(id: id, changes: c))
         }
         for _ in 0..<count() {
             let source = randomID(&random)
@@ -276,7 +278,7 @@ import Testing
             w.varint(update.id.serial)
             w.varint(update.changes.count)
             for change in update.changes {
-                w.varint(change.attribute)
+                w.varint(change.attribute.index)
                 w.value(change.old)
                 w.value(change.new)
             }
@@ -286,7 +288,7 @@ import Testing
             w.u8(edit.kind.rawValue)
             w.varint(UInt64(edit.source.entity))
             w.varint(edit.source.serial)
-            w.varint(edit.relationship)
+            w.varint(edit.relationship.index)
             w.varint(UInt64(edit.target.entity))
             w.varint(edit.target.serial)
         }
@@ -319,7 +321,10 @@ import Testing
             var update = ChangeSet.Update(id: id, changes: [])
             for _ in 0..<(try r.count(minimumBytes: 3)) {
                 let attribute = try r.int(limit: Int(UInt32.max))
-                update.changes.append(.init(attribute: attribute, old: try r.value(), new: try r.value()))
+                update.changes.append(
+                    .init(
+                        attribute: AttributeKey(entity: id.entity, index: attribute), old: try r.value(),
+                        new: try r.value()))
             }
             changes.updates.append(update)
         }
