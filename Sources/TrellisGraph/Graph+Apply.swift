@@ -5,9 +5,9 @@ extension Graph {
     ///
     /// Pure: the receiver is unchanged. Recovery applies journal records this way (in place, through `apply`); a live
     /// commit's resolver applies its phases with the same primitives in the same order, so applying a commit's change
-    /// set to the version before it rebuilds the version it published. Inserts are applied first, then attribute updates, relationship edits in order,
-    /// and deletes in order (each delete unlinks the deleted object from the inverse of every relationship whose rule
-    /// is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
+    /// set to the version before it rebuilds the version it published. Inserts are applied first, then attribute
+    /// updates, relationship edits in order, and deletes in order (each delete unlinks the deleted object from the
+    /// inverse of every relationship whose rule is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
     /// missing one, a value of the wrong type) throws `TrellisError.corrupt` naming the object.
     /// - Complexity: O(c log n) for a change of c elements in a store of n objects.
     public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Snapshot {
