@@ -1,46 +1,5 @@
 import TrellisCore
 
-/// The entries one index gains and loses over a batch of row changes, in the order the rows changed.
-///
-/// Applying them together sorts them once and merges them into the tree in one pass (see `SortedTree.merge`), where
-/// `IndexTree.update` descends the tree once per entry.
-/// Recorded index changes in key order, one per key (`IndexTree.netted`): the sorting half of applying them.
-struct NettedChanges: Sendable {
-    var scalar: [SortedTree<ScalarEntry, Void>.BatchChange] = []
-    var general: [SortedTree<IndexEntry, Void>.BatchChange] = []
-
-    init(_ changes: IndexChanges) {
-        if !changes.scalar.isEmpty { scalar = IndexTree.netted(changes.scalar) }
-        if !changes.general.isEmpty { general = IndexTree.netted(changes.general) }
-    }
-}
-
-struct IndexChanges: Sendable {
-    var scalar: [(entry: ScalarEntry, adding: Bool)] = []
-    var general: [(entry: IndexEntry, adding: Bool)] = []
-
-    var isEmpty: Bool { scalar.isEmpty && general.isEmpty }
-}
-
-/// How an index makes its entries, without holding its tree (so recording changes leaves the tree uniquely held).
-struct IndexEncoder: Sendable {
-    /// The coding of a scalar index; nil for a general one.
-    let coding: ScalarCoding?
-
-    /// Records in `changes` the entry `IndexTree.update(columns, serial:, adding:, value:)` would add or remove.
-    func record(
-        _ columns: [Int], serial: UInt64, adding: Bool, into changes: inout IndexChanges, value: (Int) -> Value
-    ) {
-        if let coding {
-            // A value of the wrong case cannot reach a scalar index: commits check types first.
-            let entry = ScalarEntry(bits: coding.encode(value(columns[0])) ?? 0, serial: serial)
-            changes.scalar.append((entry, adding))
-        } else {
-            changes.general.append((IndexEntry(columns.map(value), serial: serial), adding))
-        }
-    }
-}
-
 extension IndexTree {
     var encoder: IndexEncoder {
         switch self {
