@@ -44,7 +44,7 @@ import Testing
 
     // MARK: Random graphs
 
-    private static func randomDouble(_ rng: inout SplitMix64) -> Double {
+    private static func randomDouble(_ rng: inout SeededRandom) -> Double {
         let specials: [Double] = [
             0, -0.0, .infinity, -.infinity, .nan, Double(bitPattern: 0x7FF8_0000_0000_BEEF), .ulpOfOne,
             .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e300,
@@ -56,7 +56,7 @@ import Testing
         }
     }
 
-    private static func randomString(_ rng: inout SplitMix64) -> String {
+    private static func randomString(_ rng: inout SeededRandom) -> String {
         let pieces = ["", "a", "héllo", "日本語", "👍🏽", "x y z", "\u{0}", "Ω≈ç√", "tab\tand\nline"]
         switch rng.next() % 5 {
         case 0: return pieces[Int(rng.next() % UInt64(pieces.count))]
@@ -66,7 +66,7 @@ import Testing
         }
     }
 
-    static func randomValue(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
+    static func randomValue(_ type: AttributeType, _ rng: inout SeededRandom) -> Value {
         switch type {
         case .bool: return .bool(rng.next() % 2 == 0)
         case .int, .int64:
@@ -97,7 +97,7 @@ import Testing
     /// A graph built through the table primitives: `rows` things with gaps in their serials (some huge), nulls in
     /// every optional column, parent/children links, tags with dangling ends both ways, deleted objects.
     static func randomGraph(seed: UInt64, rows: Int) -> Graph {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var graph = Graph(schema: schema)
         let thing = schema.layouts[0]
         let tag = schema.layouts[1]
@@ -198,7 +198,7 @@ import Testing
         let graph = Self.randomGraph(seed: 7, rows: 500)
         let layout = Self.schema.layouts[0]
         // Chunks of 1 to 69 rows, cut anywhere, so leaves continue from one chunk into the next.
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededRandom(seed: 99)
         var chunks: [[CheckpointColumns.Part]] = [[]]
         for (key, leaf) in graph.tables[0].leaves {
             var m = leaf.present
@@ -242,7 +242,7 @@ import Testing
     // MARK: The codec's pieces
 
     @Test func intsBlocksRoundTripAtEveryWidth() throws {
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededRandom(seed: 5)
         var cases: [[Int64]] = [
             [], [0], [.min], [.max, .min], [.min, .max, 0], Array(1...1000), Array(repeating: 7, count: 9),
         ]
@@ -267,7 +267,7 @@ import Testing
     }
 
     @Test func textPacksToItsAlphabetAndBack() throws {
-        var rng = SplitMix64(seed: 13)
+        var rng = SeededRandom(seed: 13)
         for size in [1, 2, 3, 27, 33, 64] {
             for count in [1, 7, 8, 9, 64, 1_001] {
                 let alphabet = (0..<size).map { UInt8(truncatingIfNeeded: 200 - $0 * 3) }
@@ -335,7 +335,7 @@ import Testing
     }
 
     @Test func inPlaceSortSortsLikeTheStandardLibrary() {
-        var rng = SplitMix64(seed: 6)
+        var rng = SeededRandom(seed: 6)
         for n in [0, 1, 2, 3, 16, 17, 100, 1_000, 20_000] {
             for spread in [3, 1 << 20] {
                 var a = ContiguousArray((0..<n).map { _ in Int(rng.next() % UInt64(spread)) })
@@ -352,7 +352,7 @@ import Testing
     }
 
     @Test func radixSortSortsScalarEntries() {
-        var rng = SplitMix64(seed: 14)
+        var rng = SeededRandom(seed: 14)
         for n in [0, 1, 65, 100, 5_000] {
             for spread in [UInt64(0), 1, 3, 5_000, .max] {
                 let base = rng.next() % 1_000
@@ -550,7 +550,7 @@ import Testing
         }
         #expect(frames.count >= 3)
         var refused = 0
-        var rng = SplitMix64(seed: 12)
+        var rng = SeededRandom(seed: 12)
         for frame in frames {
             let start = frame + FrameHeader.size
             let end = frame + FrameHeader.size + Int(ByteMutators.u32(bytes, frame + 4))

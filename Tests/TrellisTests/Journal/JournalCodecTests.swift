@@ -68,7 +68,7 @@ import Testing
                 try ChangeSetCodec.decode(Array(bytes.prefix(cut)), schema: store.schema, context: "cut")
             }
         }
-        var random = SplitMix64(seed: 1)
+        var random = SeededRandom(seed: 1)
         for _ in 0..<500 {
             var garbled = bytes
             garbled[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func largeRecordsAreDeflatedOnlyWhenThatHalvesThem() throws {
-        var random = SplitMix64(seed: 64)
+        var random = SeededRandom(seed: 64)
         func frame(_ payload: [UInt8]) -> [UInt8] {
             RecordFrame.encode(type: .changeSet, payload: payload, sequence: 1, time: 0, salt: 9, compressionLevel: 1)
         }

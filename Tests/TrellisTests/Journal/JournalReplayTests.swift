@@ -13,7 +13,7 @@ import Testing
     func reopenedGraphEqualsLiveAfterRandomWorkloadWithCompactions(seed: Int) throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
-        var random = SplitMix64(seed: UInt64(seed) &* 7919)
+        var random = SeededRandom(seed: UInt64(seed) &* 7919)
         try JournalWorkload.run(store, seed: UInt64(seed), commits: 25) { _ in
             if random.next() % 10 == 0 { try store.compact() }
         }
@@ -104,7 +104,7 @@ import Testing
     func crashDroppingUnsyncedDataKeepsEveryAcknowledgedCommit(seed: Int) throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
-        var random = SplitMix64(seed: UInt64(seed))
+        var random = SeededRandom(seed: UInt64(seed))
         try JournalWorkload.run(store, seed: UInt64(seed) + 1000, commits: 25) { _ in
             if random.next() % 12 == 0 { try store.compact() }
         }

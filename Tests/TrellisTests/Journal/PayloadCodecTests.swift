@@ -10,7 +10,7 @@ import Testing
 /// `ByteWriter` and `ByteReader`: the same bytes out, the same change sets and the same errors back.
 @Suite struct PayloadCodecTests {
     @Test func encodingMatchesTheReferenceByteForByte() throws {
-        var random = SplitMix64(seed: 11)
+        var random = SeededRandom(seed: 11)
         for round in 0..<200 {
             let changes = Self.randomChangeSet(&random, size: round % 10 == 0 ? 400 : 12)
             let bytes = ChangeSetCodec.encode(changes, schema: Self.schema)
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func decodingReturnsWhatWasEncoded() throws {
-        var random = SplitMix64(seed: 12)
+        var random = SeededRandom(seed: 12)
         for round in 0..<200 {
             let changes = Self.randomChangeSet(&random, size: round % 10 == 0 ? 400 : 12)
             let back = try ChangeSetCodec.decode(
@@ -32,7 +32,7 @@ import Testing
     /// A commit's inserts, updates, and edits and deletes encoded ahead (on another thread) and copied in give the
     /// bytes encoding everything at once gives, whichever sections come ahead.
     @Test func sectionsEncodedAheadGiveTheSameBytes() throws {
-        var random = SplitMix64(seed: 14)
+        var random = SeededRandom(seed: 14)
         for round in 0..<60 {
             let changes = Self.randomChangeSet(&random, size: round % 6 == 0 ? 400 : 12)
             let inserts = ChangeSetCodec.encodeInserts(changes.inserts)
@@ -70,7 +70,7 @@ import Testing
     /// Damaged payloads: the fast reader throws exactly the error (message and byte position) the reference reader
     /// throws, and accepts exactly what it accepts.
     @Test func damagedPayloadsFailLikeTheReference() throws {
-        var random = SplitMix64(seed: 13)
+        var random = SeededRandom(seed: 13)
         var failures = 0
         for round in 0..<2000 {
             let changes = Self.randomChangeSet(&random, size: 6)
@@ -172,7 +172,7 @@ import Testing
 
     static let schema = JournalWorkload.schema
 
-    static func randomValue(_ random: inout SplitMix64) -> Value {
+    static func randomValue(_ random: inout SeededRandom) -> Value {
         func pick<T>(_ xs: [T]) -> T { xs[Int(random.next() % UInt64(xs.count))] }
         switch random.next() % 14 {
         case 0: return .null
@@ -201,12 +201,12 @@ import Testing
         }
     }
 
-    static func randomID(_ random: inout SplitMix64) -> ObjectID {
+    static func randomID(_ random: inout SeededRandom) -> ObjectID {
         let serial = random.next() & 1 == 0 ? random.next() % 300 + 1 : random.next() >> (random.next() % 64)
         return ObjectID(entity: UInt32(random.next() % UInt64(schema.layouts.count)), serial: serial)
     }
 
-    static func randomChangeSet(_ random: inout SplitMix64, size: Int) -> ChangeSet {
+    static func randomChangeSet(_ random: inout SeededRandom, size: Int) -> ChangeSet {
         func count() -> Int { Int(random.next() % UInt64(size + 1)) }
         var changes = ChangeSet()
         for _ in 0..<count() {
