@@ -94,17 +94,6 @@ struct PosixFileLayer: FileLayer {
     }
 }
 
-/// An exclusive `flock` on the store's lock file, released with the file descriptor.
-final class PosixLock: LayerLock {
-    private let file: PosixFile
-
-    init(file: PosixFile) { self.file = file }
-
-    func release() { file.close() }
-
-    deinit { file.close() }
-}
-
 extension String {
     var trimmingSpaces: String {
         String(

@@ -2,70 +2,6 @@ import Foundation
 import TrellisCore
 import TrellisGraph
 
-/// One framed record: the unit the journal appends and the checkpoint is made of.
-///
-///     offset size field
-///          0    4 CRC-32 of: the file's salt (8 bytes LE), bytes 4..<32 of this header, the stored payload
-///          4    4 stored payload length S
-///          8    1 type (`RecordType`; high bit: ignorable when unknown)
-///          9    1 codec (0 none, 1 zlib)
-///         10    2 flags (0)
-///         12    4 uncompressed payload length U (U == S when the codec is none)
-///         16    8 sequence number (journal: commit sequence; checkpoint: chunk number), strictly +1
-///         24    8 commit time, microseconds since 1970-01-01 UTC (checkpoint: 0)
-///         32    S stored payload, then zero padding to a multiple of 8
-struct FrameHeader: Equatable {
-    var checksum: UInt32
-    var storedLength: Int
-    var type: UInt8
-    var codec: UInt8
-    var flags: UInt16
-    var uncompressedLength: Int
-    var sequence: UInt64
-    var time: Int64
-
-    static let size = 32
-
-    init(_ bytes: some Collection<UInt8>) {
-        let b = Array(bytes)
-        var r = ByteReader(b, context: "frame")
-        checksum = try! r.u32()
-        storedLength = Int(try! r.u32())
-        type = try! r.u8()
-        codec = try! r.u8()
-        flags = try! r.u16()
-        uncompressedLength = Int(try! r.u32())
-        sequence = try! r.u64()
-        time = Int64(bitPattern: try! r.u64())
-    }
-
-    /// The frame's size on disk: header, payload and padding.
-    var frameSize: Int { RecordFrame.align(Self.size + storedLength) }
-
-    var isAllZero: Bool {
-        checksum == 0 && storedLength == 0 && type == 0 && codec == 0 && flags == 0 && uncompressedLength == 0
-            && sequence == 0 && time == 0
-    }
-}
-
-/// A record read back and checked: where it was, its header, and its stored payload.
-struct Frame {
-    var offset: Int
-    var header: FrameHeader
-    var stored: [UInt8]
-
-    var isCompressed: Bool { header.codec == RecordCodec.zlib.rawValue }
-
-    /// The payload as it was before compression; throws `.corrupt` when inflating fails or gives the wrong size.
-    func payload(file: String) throws -> [UInt8] {
-        guard isCompressed else { return stored }
-        guard let out = Zlib.decompress(stored[...], count: header.uncompressedLength) else {
-            throw TrellisError(.corrupt, "\(file) at offset \(offset): the compressed payload does not inflate")
-        }
-        return out
-    }
-}
-
 /// Frames payloads into records (compressing when it pays) and computes their salted checksums.
 package enum RecordFrame {
     /// Payloads shorter than this are stored as they are: setting up a deflate stream costs more than the few bytes
@@ -163,30 +99,4 @@ package enum RecordFrame {
     }
 
     static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
-}
-
-/// Reads a file through a window of a megabyte, so scanning costs few system calls and bounded memory.
-struct FileWindow {
-    let file: any LayerFile
-    let size: Int
-    private var base = 0
-    private var buffer: [UInt8] = []
-    static let windowBytes = 1 << 20
-
-    init(_ file: any LayerFile, size: Int) {
-        self.file = file
-        self.size = size
-    }
-
-    /// Up to `count` bytes at `offset` (fewer at the end of the file).
-    mutating func bytes(at offset: Int, count: Int) throws -> ArraySlice<UInt8> {
-        let count = max(0, min(count, size - offset))
-        if offset >= base, offset + count <= base + buffer.count {
-            return buffer[(offset - base)..<(offset - base + count)]
-        }
-        if count > Self.windowBytes { return try file.read(at: offset, count: count)[...] }
-        base = offset
-        buffer = try file.read(at: offset, count: min(Self.windowBytes, size - offset))
-        return buffer[0..<min(count, buffer.count)]
-    }
 }

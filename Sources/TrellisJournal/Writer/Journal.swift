@@ -4,16 +4,6 @@ import Synchronization
 import TrellisCore
 import TrellisGraph
 
-/// Whoever makes durable commits visible: the store.
-package protocol DurablePublisher: AnyObject, Sendable {
-    func publishDurable(_ commits: [Commit])
-}
-
-/// A weak reference to the publisher, so the journal does not keep its store alive.
-struct WeakPublisher {
-    weak var target: (any DurablePublisher)?
-}
-
 /// The durable side of a directory store: a flusher thread that appends commits' records to the current segment,
 /// syncs them (group commit: one sync for every record queued meanwhile), rotates segments, and starts compactions,
 /// which write checkpoints on a thread of their own.
