@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Whoever gets to the work first does it: the background thread, or the waiting thread when the background thread is
 /// still busy with earlier work (on two cores, one piece after another). A big insert queues its encoding first and
-/// its index changes second, but needs the index changes first: waiting for them behind the encoding left the commit's
-/// thread idle for about a third of W1.
+/// its index changes second, but needs the index changes first: waiting for them behind the encoding would leave the
+/// commit's thread idle.
 package final class BackgroundWork<Result: Sendable>: Sendable {
     private let work: Mutex<(@Sendable () -> Result)?>
     private let result = Mutex<Result?>(nil)

@@ -3,8 +3,8 @@ import TrellisCore
 /// A deleted object's row in the version it was deleted from: its leaf (a copy, which shares the leaf's storage;
 /// leaves never change in place once another version shares them) and its position there.
 ///
-/// A big cascade records its deletes this way: building each one's arrays of values and targets cost the committing
-/// thread four to seven allocations an object (W6: 111,111 deleted folders). The journal's encoder reads the row
+/// A big cascade records its deletes this way: building each one's arrays of values and targets would cost the
+/// committing thread several allocations an object. The journal's encoder reads the row
 /// directly (`ChangeSetCodec`); `values` and `relationships` build the arrays when asked.
 package struct DeletedRow: Sendable {
     package let leaf: Leaf

@@ -119,7 +119,7 @@ extension Graph {
 
     /// Applies index changes netted on another thread. Only the sorting happens there; the trees are built here, on
     /// the thread that writes the leaves: nodes allocated on another thread came from another malloc arena, and
-    /// every later small commit into the store that copied and freed them was half as slow again (X1: 11 to 17 µs).
+    /// every later small commit into the store that copied and freed them was half as slow again.
     private mutating func applyNetted(_ netted: [[NettedChanges]]) {
         for e in tables.indices {
             for i in netted[e].indices { tables[e].indexes[i].apply(netted[e][i]) }

@@ -106,8 +106,8 @@ extension IndexTree {
 
     /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on 11-bit digits (six
     /// passes), skipping a pass whose digit is the same everywhere. With 2,048 buckets the scatter writes to as many
-    /// streams, which stay in cache; 16-bit digits (65,536 streams) took four passes but missed the cache on nearly
-    /// every write, three times as long on 200,000 changes.
+    /// streams, which stay in cache; 16-bit digits (65,536 streams) take four passes but miss the cache on nearly
+    /// every write.
     private static func radixSortedByValue(
         _ changes: [(entry: ScalarEntry, adding: Bool)]
     ) -> [(entry: ScalarEntry, adding: Bool)] {

@@ -1,7 +1,7 @@
 extension Array where Element: ExpressibleByIntegerLiteral {
     /// `count` zeros. `Array(repeating:count:)` allocates through the standard library's unspecialized
     /// `_allocateBufferUninitialized`, which looks the buffer's class up in the runtime's metadata cache on every
-    /// call (about 120 instructions, 3.6% of a checkpoint load's, which makes a dozen arrays for every leaf);
+    /// call (a checkpoint load makes a dozen arrays for every leaf);
     /// `reserveCapacity` allocates through code specialized here, whose class is looked up once.
     @inlinable @inline(__always)
     package static func zeros(_ count: Int) -> [Element] {

@@ -1,8 +1,8 @@
 import TrellisCore
 
 // Entry points for the layers above (the journal's checkpoint writer and loader) that would otherwise call the
-// persistent structures' generic code across the module boundary, where it runs unspecialized (W8's compacted reopen
-// took twice as long). Each is compiled here, for its concrete types.
+// persistent structures' generic code across the module boundary, where it runs unspecialized, several times slower.
+// Each is compiled here, for its concrete types.
 
 extension EntityTable {
     /// Calls `body` with each leaf and its key, in ascending key order.

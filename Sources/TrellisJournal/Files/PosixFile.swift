@@ -72,7 +72,7 @@ final class PosixFile: LayerFile {
     }
 
     /// `posix_fallocate` on Linux: appends that stay inside reserved space do not change the file's size, so their
-    /// `fdatasync` has no metadata to commit (on ext4, 96 µs against 143 µs for 200-byte appends).
+    /// `fdatasync` has no metadata to commit, and is faster.
     func preallocate(to size: Int) -> Bool {
         #if os(Linux)
         guard let fd = try? self.fd else { return false }

@@ -10,16 +10,14 @@ package enum RecordFrame {
 
     static func align(_ n: Int) -> Int { (n + JournalFormat.alignment - 1) & ~(JournalFormat.alignment - 1) }
 
-    /// Payloads at least this long are deflated with Huffman codes only: on a commit of 100,000 objects, string
-    /// matching took 170 ms against 66 ms (zlib level 1, one thread) to save 6% of the bytes, all of it while the save
-    /// waited. They are stored deflated only when that saves at least 1/`largeSavingFraction` of their bytes.
+    /// Payloads at least this long are deflated with Huffman codes only: on a big commit, string matching costs
+    /// several times as long for a few percent of the bytes, all of it while the save waits. They are stored deflated
+    /// only when that saves at least 1/`largeSavingFraction` of their bytes.
     static let huffmanOnlyPayload = 64 << 10
 
     /// A large payload is stored deflated only when deflate at least halves it. A large record is on its commit's
-    /// path, and Huffman coding (about 135 MB/s here) costs it more time than writing and syncing the bytes it saves
-    /// (W1's 8.9 MB took 9–17 ms to write and sync, 66 ms to deflate); compaction compresses everything anyway.
-    /// (The 100,000-object save of the standard bench deflated by 11% for 66 ms; a 100,000-object update's 2.4 MB
-    /// by 13% for about 18 ms, split over both cores.)
+    /// path, and Huffman coding costs it more time than writing and syncing the bytes it saves; compaction compresses
+    /// everything anyway.
     static let largeSavingFraction = 2
 
     /// Bytes of a large payload deflated first, in four pieces spread over it, to predict whether the whole would
