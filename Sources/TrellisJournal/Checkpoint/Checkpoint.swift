@@ -80,15 +80,16 @@ enum Checkpoint {
                     try emit(.checkpointIndexOrder, payload)
                 }
             }
-            var footer = ByteWriter()
-            footer.varint(graph.sequence)
-            footer.varint(graph.schema.layouts.count)
-            for (e, maxSerial) in graph.maxSerials.enumerated() {
-                footer.varint(maxSerial)
-                footer.varint(graph.count(entity: UInt32(e)))
+            let footer = ByteWriter.bytes { footer in
+                footer.varint(graph.sequence)
+                footer.varint(graph.schema.layouts.count)
+                for (e, maxSerial) in graph.maxSerials.enumerated() {
+                    footer.varint(maxSerial)
+                    footer.varint(graph.count(entity: UInt32(e)))
+                }
+                footer.varint(chunkNumber)
             }
-            footer.varint(chunkNumber)
-            try emit(.checkpointFooter, footer.bytes)
+            try emit(.checkpointFooter, footer)
             CrashPoints.hit("before-checkpoint-sync")
             try file.sync()
             file.close()

@@ -28,6 +28,13 @@ enum CheckpointColumns {
 
     /// Encodes the rows in `parts` (ascending serials) as one chunk payload.
     static func encode(entity: Int, layout: EntityLayout, parts: [Part], level: Int32) -> [UInt8] {
+        ByteWriter.bytes(estimate: 1 << 16) {
+            write(entity: entity, layout: layout, parts: parts, level: level, into: &$0)
+        }
+    }
+
+    private static func write(entity: Int, layout: EntityLayout, parts: [Part], level: Int32, into w: inout ByteWriter)
+    {
         var rows: [(part: Int, row: Int)] = []
         for (p, part) in parts.enumerated() {
             var m = part.mask
@@ -36,12 +43,12 @@ enum CheckpointColumns {
                 m &= m - 1
             }
         }
-        var w = ByteWriter(capacity: 1 << 16)
         w.varint(entity)
         w.varint(rows.count)
-        var block = ByteWriter(capacity: rows.count * 2 + 16)
-        block.ints(rows.map { Int64(bitPattern: parts[$0.part].key << Leaf.shift | UInt64($0.row)) })
-        w.section(block.bytes, level: level, strategies: [.standard])
+        let serials = ByteWriter.bytes(estimate: rows.count * 2 + 16) {
+            $0.ints(rows.map { Int64(bitPattern: parts[$0.part].key << Leaf.shift | UInt64($0.row)) })
+        }
+        w.section(serials, level: level, strategies: [.standard])
 
         for (a, attribute) in layout.attributes.enumerated() {
             let kind = Column.Kind(attribute.type)
@@ -57,26 +64,29 @@ enum CheckpointColumns {
                     live.append((p, r))
                 }
             }
-            var head = ByteWriter(capacity: live.count * 8 + nulls.count + 16)
-            head.u8(anyNull ? 1 : 0)
-            if anyNull { head.append(nulls) }
+            /// The column's first section: the null flag and bitmap, then what `rest` writes.
+            func head(_ rest: (inout ByteWriter) -> Void) -> [UInt8] {
+                ByteWriter.bytes(estimate: live.count * 8 + nulls.count + 16) { head in
+                    head.u8(anyNull ? 1 : 0)
+                    if anyNull { head.append(nulls) }
+                    rest(&head)
+                }
+            }
             switch kind {
             case .bool:
                 var bits = [UInt8](repeating: 0, count: (live.count + 7) / 8)
                 for (i, (p, r)) in live.enumerated() where parts[p].leaf.columns[a].bits & (1 << UInt64(r)) != 0 {
                     bits[i >> 3] |= 1 << UInt8(i & 7)
                 }
-                head.append(bits)
-                w.section(head.bytes, level: level, strategies: [.standard])
+                w.section(head { $0.append(bits) }, level: level, strategies: [.standard])
             case .int:
-                head.ints(live.map { parts[$0.part].leaf.columns[a].ints[$0.row] })
-                w.section(head.bytes, level: level, strategies: [.standard])
+                let ints = live.map { parts[$0.part].leaf.columns[a].ints[$0.row] }
+                w.section(head { $0.ints(ints) }, level: level, strategies: [.standard])
             case .double, .date:
                 // Byte planes, each its own section: the sign, exponent and high mantissa bytes of similar numbers
                 // repeat and deflate well; the low bytes of most doubles are noise, stay stored, and load at copying
                 // speed.
-                head.u8(1)
-                w.section(head.bytes, level: level, strategies: [])
+                w.section(head { $0.u8(1) }, level: level, strategies: [])
                 let values = live.map { parts[$0.part].leaf.columns[a].doubles[$0.row].bitPattern }
                 for plane in 0..<8 {
                     let shift = UInt64(plane * 8)
@@ -93,23 +103,26 @@ enum CheckpointColumns {
                     lengths.append(Int64(span.count))
                     text.append(contentsOf: strings.bytes[span])
                 }
-                head.ints(lengths)
                 // Text of a small alphabet packs into a few bits a byte and unpacks many times faster than it
                 // inflates; it is chosen unless deflate saves more than a twentieth.
                 let packed = text.count <= maxPackedText ? Self.packAlphabet(text) : nil
                 let deflated = Self.smallestDeflate(text, level: level, strategies: [.huffmanOnly, .standard])
-                if let packed, packed.count <= (deflated?.count ?? text.count) * 21 / 20 {
-                    head.u8(1)
-                    w.section(head.bytes, level: level, strategies: [.standard])
+                let isPacked = packed.map { $0.count <= (deflated?.count ?? text.count) * 21 / 20 } ?? false
+                let first = head { head in
+                    head.ints(lengths)
+                    head.u8(isPacked ? 1 : 0)
+                }
+                w.section(first, level: level, strategies: [.standard])
+                if let packed, isPacked {
                     w.section(packed, level: level, strategies: [])
                 } else {
-                    head.u8(0)
-                    w.section(head.bytes, level: level, strategies: [.standard])
                     w.section(text, deflated: deflated)
                 }
             case .other:
-                for (p, r) in live { head.value(parts[p].leaf.columns[a].others[r]) }
-                w.section(head.bytes, level: level, strategies: [.standard])
+                let values = head { head in
+                    for (p, r) in live { head.value(parts[p].leaf.columns[a].others[r]) }
+                }
+                w.section(values, level: level, strategies: [.standard])
             }
         }
 
@@ -128,12 +141,12 @@ enum CheckpointColumns {
                     if t != 0 { targets.append(Int64(bitPattern: t)) }
                 }
             }
-            var block = ByteWriter(capacity: counts.count + targets.count * 4 + 32)
-            block.ints(counts)
-            block.ints(targets)
-            w.section(block.bytes, level: level, strategies: [.standard])
+            let block = ByteWriter.bytes(estimate: counts.count + targets.count * 4 + 32) { block in
+                block.ints(counts)
+                block.ints(targets)
+            }
+            w.section(block, level: level, strategies: [.standard])
         }
-        return w.bytes
     }
 
     /// `text` as codes of the fewest bits that tell its distinct bytes apart: u8 alphabet size − 1, the alphabet

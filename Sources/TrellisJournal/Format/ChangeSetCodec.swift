@@ -4,7 +4,7 @@ import TrellisGraph
 
 /// The binary form of a `ChangeSet`: the payload of a journal record before compression.
 ///
-/// Layout (every count and number a LEB128 varint unless noted; values as in `ValueCodec`):
+/// Layout (every count and number a LEB128 varint unless noted; values as `ByteWriter.value` writes them):
 ///
 ///     inserts:  count, then per insert:  entity, serial, value count, values…
 ///     updates:  count, then per update:  entity, serial, change count, then per change: attribute, old, new
@@ -38,10 +38,10 @@ package enum ChangeSetCodec {
     private static func encode(_ changes: ChangeSet, _ ahead: EncodedSections) -> [UInt8] {
         var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
         estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0) + (ahead.editsAndDeletes?.count ?? 0)
-        return PayloadWriter.bytes(estimate: estimate) { w in
-            if let inserts = ahead.inserts { w.raw(inserts) } else { encodeInserts(changes.inserts, into: &w) }
-            if let updates = ahead.updates { w.raw(updates) } else { encodeUpdates(changes.updates, into: &w) }
-            if let rest = ahead.editsAndDeletes { w.raw(rest) } else { encodeEditsAndDeletes(changes, into: &w) }
+        return ByteWriter.bytes(estimate: estimate) { w in
+            if let inserts = ahead.inserts { w.append(inserts) } else { encodeInserts(changes.inserts, into: &w) }
+            if let updates = ahead.updates { w.append(updates) } else { encodeUpdates(changes.updates, into: &w) }
+            if let rest = ahead.editsAndDeletes { w.append(rest) } else { encodeEditsAndDeletes(changes, into: &w) }
         }
     }
 
@@ -49,7 +49,7 @@ package enum ChangeSetCodec {
     package static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
         var changes = ChangeSet()
         changes.inserts = inserts
-        var bytes = PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
+        var bytes = ByteWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
             encodeInserts(inserts, into: &w)
         }
         // Room for the sections that follow in a commit of inserts alone, so `encode` appends them in place.
@@ -64,12 +64,12 @@ package enum ChangeSetCodec {
     package static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [UInt8] {
         var changes = ChangeSet()
         changes.updates = updates
-        return PayloadWriter.bytes(estimate: estimatedSize(changes, inserts: false, updates: true)) { w in
+        return ByteWriter.bytes(estimate: estimatedSize(changes, inserts: false, updates: true)) { w in
             encodeUpdates(updates, into: &w)
         }
     }
 
-    private static func encodeInserts(_ inserts: [ChangeSet.Insert], into w: inout PayloadWriter) {
+    private static func encodeInserts(_ inserts: [ChangeSet.Insert], into w: inout ByteWriter) {
         w.varint(inserts.count)
         for insert in inserts {
             w.varint(UInt64(insert.id.entity))
@@ -79,7 +79,7 @@ package enum ChangeSetCodec {
         }
     }
 
-    private static func encodeUpdates(_ updates: [ChangeSet.Update], into w: inout PayloadWriter) {
+    private static func encodeUpdates(_ updates: [ChangeSet.Update], into w: inout ByteWriter) {
         w.varint(updates.count)
         for update in updates {
             w.varint(UInt64(update.id.entity))
@@ -94,7 +94,7 @@ package enum ChangeSetCodec {
     }
 
     /// The sections after the updates.
-    private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout PayloadWriter) {
+    private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout ByteWriter) {
         encodeEditsAndDeletes(changes.edits, changes.deletes, into: &w)
     }
 
@@ -102,13 +102,13 @@ package enum ChangeSetCodec {
     package static func encodeEditsAndDeletes(
         _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete]
     ) -> [UInt8] {
-        PayloadWriter.bytes(estimate: 64 + edits.count * 16 + deletes.count * 64) { w in
+        ByteWriter.bytes(estimate: 64 + edits.count * 16 + deletes.count * 64) { w in
             encodeEditsAndDeletes(edits, deletes, into: &w)
         }
     }
 
     private static func encodeEditsAndDeletes(
-        _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete], into w: inout PayloadWriter
+        _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete], into w: inout ByteWriter
     ) {
         w.varint(edits.count)
         for edit in edits {
@@ -153,7 +153,7 @@ package enum ChangeSetCodec {
 
     /// A deleted row's values and targets, read from its leaf: the same bytes as its `values` and `relationships`
     /// would encode to, without building them (or a `String` for each text value).
-    private static func encode(_ deleted: DeletedRow, into w: inout PayloadWriter) {
+    private static func encode(_ deleted: DeletedRow, into w: inout ByteWriter) {
         let r = deleted.row
         let bit: UInt64 = 1 << UInt64(r)
         deleted.leaf.columns.withUnsafeBufferPointer { columns in
@@ -208,16 +208,8 @@ package enum ChangeSetCodec {
 
     /// Decodes a payload; the schema names the target entity of each deleted object's relationships. Throws
     /// `TrellisError.corrupt` for anything that does not parse or does not fit the schema's shape.
-    static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws -> ChangeSet {
-        try bytes.withUnsafeBufferPointer { buffer throws(TrellisError) in
-            try decode(buffer, schema: schema, context: context)
-        }
-    }
-
-    private static func decode(
-        _ bytes: UnsafeBufferPointer<UInt8>, schema: Schema, context: String
-    ) throws(TrellisError) -> ChangeSet {
-        var r = PayloadReader(bytes, context: context)
+    static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws(TrellisError) -> ChangeSet {
+        var r = ByteReader(bytes, context: context)
         var changes = ChangeSet()
         let entityCount = schema.layouts.count
         func entity() throws(TrellisError) -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }

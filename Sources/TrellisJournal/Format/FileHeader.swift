@@ -31,24 +31,24 @@ package struct FileHeader: Equatable {
     static let fixedSize = 56
 
     package func encoded() -> [UInt8] {
-        var w = ByteWriter(capacity: Self.fixedSize + schemaBytes.count + 12)
-        w.append(magic)
-        w.u16(version)
-        w.u16(0)
-        w.u32(0)  // length, set below
-        w.u64(id)
-        w.u64(sequence)
-        w.u64(salt)
-        w.u64(fingerprint)
-        w.u32(UInt32(schemaBytes.count))
-        w.u32(0)
-        w.append(schemaBytes)
-        let crcOffset = w.count
-        w.u32(0)
-        w.pad(to: JournalFormat.alignment)
-        w.setU32(UInt32(w.count), at: 12)
-        w.setU32(Zlib.crc32(0, w.bytes[0..<crcOffset]), at: crcOffset)
-        return w.bytes
+        ByteWriter.bytes(estimate: Self.fixedSize + schemaBytes.count + 12) { w in
+            w.append(magic)
+            w.u16(version)
+            w.u16(0)
+            w.u32(0)  // length, set below
+            w.u64(id)
+            w.u64(sequence)
+            w.u64(salt)
+            w.u64(fingerprint)
+            w.u32(UInt32(schemaBytes.count))
+            w.u32(0)
+            w.append(schemaBytes)
+            let crcOffset = w.count
+            w.u32(0)
+            w.pad(to: JournalFormat.alignment)
+            w.setU32(UInt32(w.count), at: 12)
+            w.setU32(Zlib.crc32(0, w.written(0..<crcOffset)), at: crcOffset)
+        }
     }
 
     /// The header's length, read from its first 16 bytes; nil when those do not start a header of this kind.

@@ -27,20 +27,20 @@ package struct Manifest: Equatable, Sendable {
     static let size = 72
 
     package func encoded() -> [UInt8] {
-        var w = ByteWriter(capacity: Self.size)
-        w.append(JournalFormat.manifestMagic)
-        w.u16(JournalFormat.version)
-        w.u16(0)
-        w.u32(UInt32(Self.size))
-        w.u64(generation)
-        w.u64(fingerprint)
-        w.u64(checkpointSequence)
-        w.u64(checkpointBytes)
-        w.u64(firstSegment)
-        w.u64(lastSegment)
-        w.u32(Zlib.crc32(0, w.bytes))
-        w.u32(0)
-        return w.bytes
+        ByteWriter.bytes(estimate: Self.size) { w in
+            w.append(JournalFormat.manifestMagic)
+            w.u16(JournalFormat.version)
+            w.u16(0)
+            w.u32(UInt32(Self.size))
+            w.u64(generation)
+            w.u64(fingerprint)
+            w.u64(checkpointSequence)
+            w.u64(checkpointBytes)
+            w.u64(firstSegment)
+            w.u64(lastSegment)
+            w.u32(Zlib.crc32(0, w.written(0..<w.count)))
+            w.u32(0)
+        }
     }
 
     static func parse(_ bytes: [UInt8], file: String) throws -> Manifest {
@@ -83,12 +83,5 @@ package struct Manifest: Equatable, Sendable {
         self.checkpointBytes = checkpointBytes
         self.firstSegment = firstSegment
         self.lastSegment = lastSegment
-    }
-}
-
-extension ByteReader {
-    func peekU32() throws -> UInt32 {
-        var copy = self
-        return try copy.u32()
     }
 }

@@ -40,7 +40,10 @@ package struct MigrationRecord: Sendable {
     static let codecVersion: UInt8 = 1
 
     package func encoded() -> [UInt8] {
-        var w = ByteWriter()
+        ByteWriter.bytes { write(into: &$0) }
+    }
+
+    private func write(into w: inout ByteWriter) {
         w.u8(Self.codecVersion)
         w.u64(from)
         w.u64(to)
@@ -68,7 +71,6 @@ package struct MigrationRecord: Sendable {
                 w.u8(0)
             }
         }
-        return w.bytes
     }
 
     /// Decodes a record written on top of `base` (the schema in effect before it), checking that every stage's

@@ -31,11 +31,11 @@ package enum RecordFrame {
         let parts = frameParts(
             type: type, payload: payload, sequence: sequence, time: time, salt: salt, compressionLevel: compressionLevel
         )
-        var w = ByteWriter(capacity: FrameHeader.size + parts.stored.count + parts.padding)
-        w.append(parts.header)
-        w.append(parts.stored)
-        w.pad(to: JournalFormat.alignment)
-        return w.bytes
+        return ByteWriter.bytes(estimate: FrameHeader.size + parts.stored.count + parts.padding) { w in
+            w.append(parts.header)
+            w.append(parts.stored)
+            w.pad(to: JournalFormat.alignment)
+        }
     }
 
     /// A frame in its three parts, which follow one another on disk: the header (`FrameHeader.size` bytes, checksum
@@ -52,18 +52,19 @@ package enum RecordFrame {
             stored = packed
             codec = .zlib
         }
-        var w = ByteWriter(capacity: FrameHeader.size)
-        w.u32(0)
-        w.u32(UInt32(stored.count))
-        w.u8(type.rawValue)
-        w.u8(codec.rawValue)
-        w.u16(0)
-        w.u32(UInt32(payload.count))
-        w.u64(sequence)
-        w.u64(UInt64(bitPattern: time))
-        w.setU32(checksum(salt: salt, header: w.bytes[4..<FrameHeader.size], stored: stored[...]), at: 0)
+        let header = ByteWriter.bytes(estimate: FrameHeader.size) { w in
+            w.u32(0)
+            w.u32(UInt32(stored.count))
+            w.u8(type.rawValue)
+            w.u8(codec.rawValue)
+            w.u16(0)
+            w.u32(UInt32(payload.count))
+            w.u64(sequence)
+            w.u64(UInt64(bitPattern: time))
+            w.setU32(checksum(salt: salt, header: w.written(4..<FrameHeader.size), stored: stored), at: 0)
+        }
         let length = FrameHeader.size + stored.count
-        return (w.bytes, stored, align(length) - length)
+        return (header, stored, align(length) - length)
     }
 
     /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one
@@ -86,10 +87,9 @@ package enum RecordFrame {
         return Zlib.compress(payload, level: level, strategy: .huffmanOnly, limit: limit(payload.count))
     }
 
-    static func checksum(salt: UInt64, header: ArraySlice<UInt8>, stored: ArraySlice<UInt8>) -> UInt32 {
-        var saltBytes = ByteWriter(capacity: 8)
-        saltBytes.u64(salt)
-        return Zlib.crc32(Zlib.crc32(Zlib.crc32(0, saltBytes.bytes), header), stored)
+    static func checksum(salt: UInt64, header: some Collection<UInt8>, stored: some Collection<UInt8>) -> UInt32 {
+        let seeded = withUnsafeBytes(of: salt.littleEndian) { Zlib.crc32(0, $0) }
+        return Zlib.crc32(Zlib.crc32(seeded, header), stored)
     }
 
     package static func microseconds(_ date: Date) -> Int64 {

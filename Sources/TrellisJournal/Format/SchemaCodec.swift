@@ -16,7 +16,10 @@ package enum SchemaCodec {
     static let version: UInt8 = 2
 
     package static func encode(_ schema: Schema) -> [UInt8] {
-        var w = ByteWriter()
+        ByteWriter.bytes { write(schema, into: &$0) }
+    }
+
+    private static func write(_ schema: Schema, into w: inout ByteWriter) {
         w.u8(version)
         w.varint(schema.entities.count)
         for e in schema.entities {
@@ -62,7 +65,6 @@ package enum SchemaCodec {
             w.varint(m.steps.count)
             for step in m.steps { w.string(step) }
         }
-        return w.bytes
     }
 
     static func decode(_ bytes: [UInt8], context: String) throws -> Schema {

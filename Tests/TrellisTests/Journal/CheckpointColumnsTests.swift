@@ -254,16 +254,16 @@ import Testing
         }
         cases.append((0..<500).map { Int64($0) * 1_000_000 + Int64(rng.next() % 3) })
         for values in cases {
-            var w = ByteWriter()
-            w.ints(values)
-            w.u8(0xEE)
-            var r = ByteReader(w.bytes, context: "t")
+            let bytes = ByteWriter.bytes { w in
+                w.ints(values)
+                w.u8(0xEE)
+            }
+            var r = ByteReader(bytes, context: "t")
             #expect(try r.ints(count: values.count) == values)
             #expect(try r.u8() == 0xEE)
         }
-        var w = ByteWriter()
-        w.ints(Array(1...10_000))
-        #expect(w.count < 16, "a run of consecutive numbers packs to its first value and a zero width")
+        let run = ByteWriter.bytes { $0.ints(Array(1...10_000)) }
+        #expect(run.count < 16, "a run of consecutive numbers packs to its first value and a zero width")
     }
 
     @Test func textPacksToItsAlphabetAndBack() throws {
@@ -283,18 +283,19 @@ import Testing
         var one = ByteReader([0, 97], context: "t")
         #expect(try one.unpackAlphabet(count: 5) == Array("aaaaa".utf8))
         func chunk(length: Int) -> [UInt8] {
-            var lengths = ByteWriter()
-            lengths.u8(0)
-            lengths.ints([Int64(length)])
-            lengths.u8(1)
-            var w = ByteWriter()
-            w.varint(1)  // Tag
-            w.varint(1)
-            w.section([0, 2, 0], level: 1, strategies: [])  // serial 1
-            w.section(lengths.bytes, level: 1, strategies: [])
-            w.section([0, 97], level: 1, strategies: [])  // alphabet "a", no code bits
-            w.section([0, 0, 0, 0, 0, 0], level: 1, strategies: [])  // no targets
-            return w.bytes
+            let lengths = ByteWriter.bytes { lengths in
+                lengths.u8(0)
+                lengths.ints([Int64(length)])
+                lengths.u8(1)
+            }
+            return ByteWriter.bytes { w in
+                w.varint(1)  // Tag
+                w.varint(1)
+                w.section([0, 2, 0], level: 1, strategies: [])  // serial 1
+                w.section(lengths, level: 1, strategies: [])
+                w.section([0, 97], level: 1, strategies: [])  // alphabet "a", no code bits
+                w.section([0, 0, 0, 0, 0, 0], level: 1, strategies: [])  // no targets
+            }
         }
         let small = try CheckpointColumns.decode(chunk(length: 3), schema: Self.schema, context: "t")
         #expect(small.columns[0].text == Array("aaa".utf8))
@@ -425,30 +426,32 @@ import Testing
             let rows = Array(graph.rows(entity: UInt32(e)))
             for start in stride(from: 0, to: rows.count, by: rowsPerChunk) {
                 let chunk = rows[start..<min(start + rowsPerChunk, rows.count)]
-                var w = ByteWriter()
-                w.varint(e)
-                w.varint(chunk.count)
-                for row in chunk {
-                    w.varint(row.id.serial)
-                    for a in 0..<layout.attributes.count { w.value(row.value(at: a)) }
-                    for k in 0..<layout.relationships.count {
-                        let targets = row.targetSerials(RelationshipKey(entity: UInt32(e), index: k))
-                        w.varint(targets.count)
-                        for t in targets { w.varint(t) }
+                let payload = ByteWriter.bytes { w in
+                    w.varint(e)
+                    w.varint(chunk.count)
+                    for row in chunk {
+                        w.varint(row.id.serial)
+                        for a in 0..<layout.attributes.count { w.value(row.value(at: a)) }
+                        for k in 0..<layout.relationships.count {
+                            let targets = row.targetSerials(RelationshipKey(entity: UInt32(e), index: k))
+                            w.varint(targets.count)
+                            for t in targets { w.varint(t) }
+                        }
                     }
                 }
-                emit(.checkpointRows, w.bytes)
+                emit(.checkpointRows, payload)
             }
         }
-        var footer = ByteWriter()
-        footer.varint(graph.sequence)
-        footer.varint(graph.schema.layouts.count)
-        for (e, maxSerial) in graph.maxSerials.enumerated() {
-            footer.varint(maxSerial)
-            footer.varint(graph.count(entity: UInt32(e)))
+        let footer = ByteWriter.bytes { footer in
+            footer.varint(graph.sequence)
+            footer.varint(graph.schema.layouts.count)
+            for (e, maxSerial) in graph.maxSerials.enumerated() {
+                footer.varint(maxSerial)
+                footer.varint(graph.count(entity: UInt32(e)))
+            }
+            footer.varint(chunkNumber)
         }
-        footer.varint(chunkNumber)
-        emit(.checkpointFooter, footer.bytes)
+        emit(.checkpointFooter, footer)
         return out
     }
 

@@ -14,8 +14,8 @@ import Testing
         var random = SeededRandom(seed: 2024)
         var crc: UInt32 = 0
         for round in 0..<200 {
-            let changes = PayloadCodecTests.randomChangeSet(&random, size: round % 10 == 0 ? 300 : 10)
-            crc = Zlib.crc32(crc, ChangeSetCodec.encode(changes, schema: PayloadCodecTests.schema))
+            let changes = ChangeSetCodecTests.randomChangeSet(&random, size: round % 10 == 0 ? 300 : 10)
+            crc = Zlib.crc32(crc, ChangeSetCodec.encode(changes, schema: ChangeSetCodecTests.schema))
         }
         #expect(crc == Self.changeSets, "digest \(String(crc, radix: 16))")
     }
@@ -62,6 +62,39 @@ import Testing
             }
         }
         #expect(crc == Self.checkpoints, "digest \(String(crc, radix: 16))")
+    }
+
+    /// One value of every tag, against bytes written out by hand from journal-format.md.
+    @Test func everyValueTagWritesItsSpecifiedBytes() throws {
+        let uuid = UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+        let cases: [(Value, [UInt8])] = [
+            (.null, [0]), (.bool(false), [1]), (.bool(true), [2]),
+            (.int(0), [3, 0]), (.int(-1), [3, 1]), (.int(1), [3, 2]), (.int(-65), [3, 0x81, 0x01]),
+            (.int(.min), [3] + [UInt8](repeating: 0xff, count: 9) + [0x01]),
+            (.double(1), [4, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]),
+            (.string("é"), [5, 2, 0xc3, 0xa9]),
+            (.date(Date(timeIntervalSinceReferenceDate: -2)), [6, 0, 0, 0, 0, 0, 0, 0, 0xc0]),
+            (.data(Data([1, 2])), [7, 2, 1, 2]),
+            (.uuid(uuid), [8] + Array(0...15)),
+            (.url(URL(string: "https://a.b")!), [9, 11] + Array("https://a.b".utf8)),
+            (.decimal(Decimal(string: "-12.5")!), [10, 5] + Array("-12.5".utf8)),
+            (.decimal(.nan), [11]),
+        ]
+        for (value, expected) in cases {
+            let bytes = ByteWriter.bytes { $0.value(value) }
+            #expect(bytes == expected, "\(value)")
+            var r = ByteReader(bytes, context: "test")
+            #expect(try r.value().isIdentical(to: value) && r.isAtEnd, "\(value)")
+        }
+        let fixed = ByteWriter.bytes { w in
+            w.u16(0x0102)
+            w.u32(0x0304_0506)
+            w.u64(0x0708_090a_0b0c_0d0e)
+            w.blob([0xaa])
+            w.pad(to: 8)
+            w.setU32(0xdead_beef, at: 12)
+        }
+        #expect(fixed == [2, 1, 6, 5, 4, 3, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0xef, 0xbe, 0xad, 0xde])
     }
 
     static let changeSets: UInt32 = 0x487b_e75c

@@ -17,9 +17,10 @@ import Testing
             .url(URL(fileURLWithPath: "/tmp/a b")),
             .decimal(Decimal(string: "-123.4500")!), .decimal(.nan), .decimal(Decimal(string: "1e-20")!),
         ]
-        var w = ByteWriter()
-        for v in values { w.value(v) }
-        var r = ByteReader(w.bytes, context: "test")
+        let bytes = ByteWriter.bytes { w in
+            for v in values { w.value(v) }
+        }
+        var r = ByteReader(bytes, context: "test")
         for v in values {
             let back = try r.value()
             #expect(v.isIdentical(to: back), "\(v) came back as \(back)")
@@ -28,12 +29,13 @@ import Testing
     }
 
     @Test func varintsAndZigzagCoverTheirRange() throws {
-        var w = ByteWriter()
         let unsigned: [UInt64] = [0, 1, 127, 128, 16383, 16384, .max >> 1, .max]
         let signed: [Int64] = [0, -1, 1, .min, .max, -64, 64]
-        for u in unsigned { w.varint(u) }
-        for s in signed { w.signed(s) }
-        var r = ByteReader(w.bytes, context: "test")
+        let bytes = ByteWriter.bytes { w in
+            for u in unsigned { w.varint(u) }
+            for s in signed { w.signed(s) }
+        }
+        var r = ByteReader(bytes, context: "test")
         for u in unsigned { #expect(try r.varint() == u) }
         for s in signed { #expect(try r.signed() == s) }
         // An 11-byte varint is damage, not a number.

@@ -1,8 +1,10 @@
 import Foundation
 import TrellisCore
-import TrellisGraph
 
 /// The tag byte that starts every encoded `Value`. Part of the journal format: never renumber.
+///
+/// `ByteWriter.value(_:)` and `ByteReader.value()` below are the one value codec: change sets, checkpoints (values of
+/// other kinds), schemas (defaults) and migration records all write and read values through them.
 enum ValueTag: UInt8 {
     case null = 0
     case boolFalse = 1
@@ -27,29 +29,23 @@ enum ValueTag: UInt8 {
 }
 
 extension ByteWriter {
+    /// A tag byte, then the value's bytes as its tag says.
     mutating func value(_ value: Value) {
         switch value {
         case .null: u8(ValueTag.null.rawValue)
         case .bool(let b): u8(b ? ValueTag.boolTrue.rawValue : ValueTag.boolFalse.rawValue)
-        case .int(let i):
-            u8(ValueTag.int.rawValue)
-            signed(i)
-        case .double(let d):
-            u8(ValueTag.double.rawValue)
-            u64(d.bitPattern)
+        case .int(let i): u8(ValueTag.int.rawValue, signed: i)
+        case .double(let d): u8(ValueTag.double.rawValue, u64: d.bitPattern)
         case .string(let s):
             u8(ValueTag.string.rawValue)
             string(s)
-        case .date(let d):
-            u8(ValueTag.date.rawValue)
-            u64(d.timeIntervalSinceReferenceDate.bitPattern)
+        case .date(let d): u8(ValueTag.date.rawValue, u64: d.timeIntervalSinceReferenceDate.bitPattern)
         case .data(let d):
             u8(ValueTag.data.rawValue)
-            blob(d)
+            d.withUnsafeBytes { blob($0) }
         case .uuid(let u):
             u8(ValueTag.uuid.rawValue)
-            let b = u.uuid
-            append([b.0, b.1, b.2, b.3, b.4, b.5, b.6, b.7, b.8, b.9, b.10, b.11, b.12, b.13, b.14, b.15])
+            withUnsafeBytes(of: u.uuid) { append($0) }
         case .url(let u):
             u8(ValueTag.url.rawValue)
             string(u.absoluteString)
@@ -65,37 +61,32 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func value() throws -> Value {
+    /// A value as `ByteWriter.value(_:)` writes it.
+    mutating func value() throws(TrellisError) -> Value {
         let raw = try u8()
-        guard let tag = ValueTag(rawValue: raw) else { throw failure("unknown value tag \(raw)") }
-        switch tag {
-        case .null: return .null
-        case .boolFalse: return .bool(false)
-        case .boolTrue: return .bool(true)
-        case .int: return .int(try signed())
-        case .double: return .double(Double(bitPattern: try u64()))
-        case .string: return .string(try string())
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64())))
-        case .data: return .data(Data(try blob()))
-        case .uuid:
-            let b = Array(try take(16))
-            return .uuid(
-                UUID(
-                    uuid: (
-                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                        b[15]
-                    )))
-        case .url:
+        switch raw {
+        case ValueTag.null.rawValue: return .null
+        case ValueTag.boolFalse.rawValue: return .bool(false)
+        case ValueTag.boolTrue.rawValue: return .bool(true)
+        case ValueTag.int.rawValue: return .int(try signed())
+        case ValueTag.double.rawValue: return .double(Double(bitPattern: try u64()))
+        case ValueTag.string.rawValue: return .string(try string())
+        case ValueTag.date.rawValue:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64())))
+        case ValueTag.data.rawValue: return .data(try data())
+        case ValueTag.uuid.rawValue: return .uuid(try uuid())
+        case ValueTag.url.rawValue:
             let text = try string()
             guard let url = URL(string: text) else { throw failure("unreadable URL") }
             return .url(url)
-        case .decimal:
+        case ValueTag.decimal.rawValue:
             let text = try string()
             guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw failure("unreadable decimal")
             }
             return .decimal(d)
-        case .decimalNaN: return .decimal(.nan)
+        case ValueTag.decimalNaN.rawValue: return .decimal(.nan)
+        default: throw failure("unknown value tag \(raw)")
         }
     }
 }
