@@ -37,15 +37,6 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     }
 }
 
-/// Where `BackgroundWork` runs. With four cores or more, anywhere at once; with fewer, one piece after another on one
-/// thread: the commit's own thread keeps a core to itself, where two pieces at once (a big insert encodes and builds
-/// indexes) would share both cores three ways and slow down the thread that waits for them.
-package enum BackgroundQueue {
-    package static let queue =
-        ProcessInfo.processInfo.activeProcessorCount >= 4
-        ? DispatchQueue.global(qos: .userInitiated) : DispatchQueue(label: "trellis.commit-work", qos: .userInitiated)
-}
-
 extension BackgroundWork where Result == [UInt8] {
     /// Commits with at least this many inserts (or updates, or deletes) encode them for the journal on another
     /// thread; below it, handing the work over costs more than it saves.

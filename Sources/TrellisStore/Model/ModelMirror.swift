@@ -3,38 +3,6 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// What the `@Attribute` and `@Relationship` wrappers store inside a model object, seen without their generic types.
-///
-/// A property's *ordinal* is its position among the wrapped properties of its class, superclass properties first, in
-/// declaration order (the order `Mirror` lists them). Storage caches its ordinal in `slot` once it is known.
-protocol ModelPropertyStorage {
-    /// The property's ordinal, or -1 while unknown.
-    var slot: Int { get set }
-    /// The schema description of the property (its name comes from the storage's label).
-    func describe(name: String) -> PropertyDescription
-    /// For an attribute of an unmanaged object: the value it holds.
-    var unmanagedValue: Value? { get }
-    /// For a relationship of an unmanaged object: the objects it holds.
-    var unmanagedTargets: [Model]? { get }
-}
-
-/// One wrapped property of a model class, as the schema derivation needs it.
-enum PropertyDescription: Sendable {
-    case attribute(AttributeDescription, unique: Bool, indexed: Bool)
-    case relationship(ModelRelationship)
-}
-
-/// A declared relationship before its inverse is paired.
-struct ModelRelationship: Sendable {
-    var name: String
-    var target: Model.Type
-    var isToMany: Bool
-    var deleteRule: DeleteRule
-    /// The key path on the target that the declaration names as its inverse.
-    var inverse: KeyPathKey?
-    var originalName: String?
-}
-
 /// Walks the wrapped properties of a model object with `Mirror`.
 enum ModelMirror {
     /// The storage of every wrapped property, by ordinal, with its property name.
