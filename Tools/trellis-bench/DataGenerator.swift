@@ -1,18 +1,8 @@
-/// splitmix64 (Steele, Lea, Flood 2014): the workload's one source of randomness, so every engine and every run sees
-/// the same bytes.
-struct SplitMix64 {
-    private(set) var state: UInt64
+import Trellis
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The workload's one source of randomness is TrellisCore's `SeededRandom` (splitmix64), so every engine and every
+/// run sees the same bytes.
+extension SeededRandom {
     /// Uniform in [0, 1), from the top 53 bits.
     mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
 }
@@ -36,7 +26,7 @@ struct ItemData: Sendable {
 /// with 42, in the order the workload lists them.
 struct ItemGenerator: Sequence, IteratorProtocol {
     static let seed: UInt64 = 42
-    private var random = SplitMix64(seed: ItemGenerator.seed)
+    private var random = SeededRandom(seed: ItemGenerator.seed)
     private var index: Int64 = 0
     private var bytes: [UInt8] = []
 
@@ -81,13 +71,13 @@ struct ItemGenerator: Sequence, IteratorProtocol {
 enum StepRandom {
     /// W3a: ids to look up, uniform over 1...n.
     static func lookupIDs(count: Int, itemCount n: Int) -> [Int64] {
-        var random = SplitMix64(seed: 0x3A)
+        var random = SeededRandom(seed: 0x3A)
         return (0..<count).map { _ in Int64(random.next() % UInt64(n)) + 1 }
     }
 
     /// W3b: score ranges [lo, lo + 10), each about 1% of the score domain [0, 1000).
     static func scoreRanges(count: Int) -> [ScoreRange] {
-        var random = SplitMix64(seed: 0x3B)
+        var random = SeededRandom(seed: 0x3B)
         return (0..<count).map { _ in
             let lo = (random.unit() * 990 * 1000).rounded() / 1000
             return ScoreRange(lower: lo, upper: lo + 10)
@@ -96,7 +86,7 @@ enum StepRandom {
 
     /// W7: the ids the reader looks up while the writer runs, uniform over 1...n.
     static func readerIDs(count: Int, itemCount n: Int) -> [Int64] {
-        var random = SplitMix64(seed: 0x07)
+        var random = SeededRandom(seed: 0x07)
         return (0..<count).map { _ in Int64(random.next() % UInt64(n)) + 1 }
     }
 }

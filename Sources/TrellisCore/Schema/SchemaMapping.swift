@@ -47,25 +47,3 @@ package struct SchemaMapping: Sendable, Equatable {
             && map.relationships.enumerated().allSatisfy { $0.element == $0.offset }
     }
 }
-
-/// A check a migration must pass against the data before it may be committed.
-package enum MigrationCheck: Sendable, Equatable {
-    /// No object of the entity may hold null in the (required) attribute.
-    case noNulls(entity: Int, attribute: Int)
-    /// No two objects may share non-null values in the unique index.
-    case unique(entity: Int, index: Int)
-    /// Every object's relationship must meet the relationship's count bounds.
-    case counts(entity: Int, relationship: Int)
-}
-
-/// One stage of a migration, planned: the new schema aligned to the stored one, how the data maps, what each step
-/// is, what must be checked, and what makes it impossible.
-package struct PlannedStage: Sendable {
-    package var schema: Schema
-    package var mapping: SchemaMapping
-    package var steps: [MigrationStep]
-    package var checks: [MigrationCheck]
-    package var problems: [String]
-
-    package var isNeeded: Bool { !steps.isEmpty }
-}

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Whoever gets to the work first does it: the background thread, or the waiting thread when the background thread is
 /// still busy with earlier work (on two cores, one piece after another). A big insert queues its encoding first and
-/// its index changes second, but needs the index changes first: waiting for them behind the encoding left the commit's
-/// thread idle for about a third of W1.
+/// its index changes second, but needs the index changes first: waiting for them behind the encoding would leave the
+/// commit's thread idle.
 package final class BackgroundWork<Result: Sendable>: Sendable {
     private let work: Mutex<(@Sendable () -> Result)?>
     private let result = Mutex<Result?>(nil)
@@ -35,15 +35,6 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
         done.wait()
         return result.withLock { $0.take() }!
     }
-}
-
-/// Where `BackgroundWork` runs. With four cores or more, anywhere at once; with fewer, one piece after another on one
-/// thread: the commit's own thread keeps a core to itself, where two pieces at once (a big insert encodes and builds
-/// indexes) would share both cores three ways and slow down the thread that waits for them.
-package enum BackgroundQueue {
-    package static let queue =
-        ProcessInfo.processInfo.activeProcessorCount >= 4
-        ? DispatchQueue.global(qos: .userInitiated) : DispatchQueue(label: "trellis.commit-work", qos: .userInitiated)
 }
 
 extension BackgroundWork where Result == [UInt8] {

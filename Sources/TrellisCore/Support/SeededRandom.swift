@@ -1,11 +1,12 @@
-/// A small, seedable, fast random number generator (Steele, Lea and Flood's SplitMix64 algorithm), so that crash simulations
-/// and test workloads replay exactly from their seed.
+/// The project's one seeded random number generator (Steele, Lea and Flood's SplitMix64): small and fast, and a seed
+/// replays exactly the same numbers on every run and platform. Crash simulations, the benchmark's workload and the
+/// tests' workloads all draw from it.
 package struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    @usableFromInline var state: UInt64
 
     package init(seed: UInt64) { state = seed }
 
-    package mutating func next() -> UInt64 {
+    @inlinable package mutating func next() -> UInt64 {
         state &+= 0x9e37_79b9_7f4a_7c15
         var z = state
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9

@@ -19,17 +19,14 @@ import TrellisCore
 package struct SortedTree<Key: Comparable, Value> {
     typealias Node = SortedTreeNode<Key, Value>
 
-    /// The fan-out of `init()`. Measured on 10^6 random `Int` keys (release build, against 32 and 128): a lookup took
-    /// 106 ns (32: 152, 128: 86), an update whose path a live snapshot shares 2.5 µs (2.6, 3.7), and an `Int`-to-`Int`
-    /// entry 22 bytes (26, 20). Beyond 64, every write under a snapshot copies too much.
+    /// The fan-out of `init()`: against 32 and 128, the best balance of lookup time, the cost of a write under a
+    /// snapshot and bytes an entry. Beyond 64, every write under a snapshot copies too much.
     static var defaultFanout: Int { 64 }
 
     /// The most children an internal node takes, whatever the fan-out. Writing under a snapshot copies every
-    /// internal node on the path, and the copy retains each of its children, whose headers are rarely in cache: with
-    /// 64 children a node, those retains (and the releases when the old version goes) were half of the samples of a
-    /// one-object commit into 100,000 objects (perf, W5b). With 16, a path through a tree of 100,000 entries retains
-    /// about 36 children instead of 96 (counted from the fill), for one more level of small nodes, which stay in
-    /// cache; W5b went from 50-55k to 56-59k commits a second.
+    /// internal node on the path, and the copy retains each of its children, whose headers are rarely in cache; with
+    /// 64 children a node, those retains and their releases dominate a one-object commit. With 16, a path retains
+    /// far fewer children, for one more level of small nodes, which stay in cache.
     static var maxBranching: Int { 16 }
 
     /// The most children of an internal node in a tree of this fan-out.

@@ -80,15 +80,16 @@ enum Checkpoint {
                     try emit(.checkpointIndexOrder, payload)
                 }
             }
-            var footer = ByteWriter()
-            footer.varint(graph.sequence)
-            footer.varint(graph.schema.layouts.count)
-            for (e, maxSerial) in graph.maxSerials.enumerated() {
-                footer.varint(maxSerial)
-                footer.varint(graph.count(entity: UInt32(e)))
+            let footer = ByteWriter.bytes { footer in
+                footer.varint(graph.sequence)
+                footer.varint(graph.schema.layouts.count)
+                for (e, maxSerial) in graph.maxSerials.enumerated() {
+                    footer.varint(maxSerial)
+                    footer.varint(graph.count(entity: UInt32(e)))
+                }
+                footer.varint(chunkNumber)
             }
-            footer.varint(chunkNumber)
-            try emit(.checkpointFooter, footer.bytes)
+            try emit(.checkpointFooter, footer)
             CrashPoints.hit("before-checkpoint-sync")
             try file.sync()
             file.close()
@@ -218,9 +219,8 @@ enum Checkpoint {
             // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
             offset: header.encoded().count)
         var builder = ChunkBuilder(schema: schema, name: name)
-        // One chunk after the other, in one thread. Reading and decoding chunk k + 1 on a second thread while this one
-        // filled leaves with chunk k made 100,000 objects' load slower, not faster, on two cores (12.4–13.0 ms
-        // against 11.3 ms, W8): the handover each chunk cost more than the overlap saved.
+        // One chunk after the other, in one thread: decoding chunk k + 1 on a second thread while this one fills
+        // leaves with chunk k costs more in handovers than the overlap saves (figures in trellis-bench's RESULTS.md).
         while true {
             let chunk = try reader.next()
             guard case .footer(let payload, let offset, let frameSize, let context) = chunk else {

@@ -16,14 +16,13 @@ enum CheckpointIndexOrder {
 
     /// Encodes the places of index `index` of entity `entity`.
     static func encode(entity: Int, index: Int, places: [Int64], level: Int32) -> [UInt8] {
-        var w = ByteWriter(capacity: places.count * 3 + 32)
-        w.varint(entity)
-        w.varint(index)
-        w.varint(places.count)
-        var block = ByteWriter(capacity: places.count * 3 + 16)
-        block.ints(places)
-        w.section(block.bytes, level: level, strategies: [.standard])
-        return w.bytes
+        let block = ByteWriter.bytes(estimate: places.count * 3 + 16) { $0.ints(places) }
+        return ByteWriter.bytes(estimate: places.count * 3 + 32) { w in
+            w.varint(entity)
+            w.varint(index)
+            w.varint(places.count)
+            w.section(block, level: level, strategies: [.standard])
+        }
     }
 
     /// The entity and index a payload is for, and a reader positioned at its count.

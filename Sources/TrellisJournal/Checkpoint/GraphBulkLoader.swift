@@ -104,10 +104,9 @@ struct GraphBulkLoader {
         // key out of order stops that, and the index is sorted instead.
         //
         // Indexes with a stored order are built here one after the other, each array of keys (and its places) let go
-        // before the next: the load's memory peak. Meanwhile the second core streams the others. Streaming them here
-        // afterwards made 120,000 objects' open about 0.6–0.8 ms slower (W8's open timed apart); the overlap raises
-        // the load's peak memory, by how much depending on how the two threads meet: over twelve loads of 100,000
-        // items, 179–196 bytes an object where one thread had 175–180 (W10's limit is 200).
+        // before the next: the load's memory peak. Meanwhile the second core streams the others, which opens faster
+        // than streaming them here afterwards but raises the peak, by how much depending on how the two threads meet
+        // (figures in trellis-bench's RESULTS.md).
         var built = Set<Int>()
         let streaming = orders.isEmpty ? [] : layout.indexes.indices.filter { orders[$0] == nil }
         let background: BackgroundWork<[Int: IndexTree]>?

@@ -3,27 +3,6 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// The change callbacks and streams of a context that follows the store.
-struct ChangeObservers {
-    var handlers: [(flag: CancelFlag, handler: (ContextChanges) -> Void)] = []
-    var streams: [(flag: CancelFlag, continuation: AsyncStream<ContextChanges>.Continuation)] = []
-    /// Commits this context made itself: following them changes nothing it sees, so they are not reported.
-    var ownSaves: Set<UInt64> = []
-    /// Whether the context follows the store (only the view context does).
-    var follows = false
-
-    func finish() {
-        for (_, continuation) in streams { continuation.finish() }
-    }
-}
-
-/// Set when an observation is cancelled; the context drops the observer at its next delivery.
-final class CancelFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isCancelled: Bool { flag.load(ordering: .acquiring) }
-    func cancel() { flag.store(true, ordering: .releasing) }
-}
-
 extension ModelContext {
     /// Calls `handler` on this context's actor each time it follows new commits, with what they changed.
     /// Only the store's `viewContext` follows commits; its own saves are not reported.

@@ -144,9 +144,8 @@ public final class Store: Sendable, DurablePublisher {
             return (commit, durable)
         }
         // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
-        // queue, not on the caller's thread: freeing 100,000 inserted rows took about 4 ms, and the change set of
-        // 100,000 updates about as long when the caller dropped the commit returned. The change set counts too: one
-        // deleted object can cascade to a big one (freeing W6's 111,111 deletes here took W6 from 45 to 31-37 ms).
+        // queue, not on the caller's thread, where freeing them would add milliseconds to the save. The change set
+        // counts too: one deleted object can cascade to a big one.
         let changes = commit.changes
         if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
             >= VersionReclaimer.disposedFrom

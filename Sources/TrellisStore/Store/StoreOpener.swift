@@ -3,16 +3,6 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// What opening a directory store produced, for `Store.init(directory:schema:options:)`.
-struct OpenedStore {
-    var graph: Graph
-    /// The writer side; nil for a read-only open.
-    var journal: Journal?
-    var report: RecoveryReport
-    /// Salvage skipped damage: the store rewrites itself as a checkpoint before it serves.
-    var needsRewrite: Bool
-}
-
 /// Opens a store directory: creates it (owner-only) or recovers it, takes the writer lock, cleans up leftovers.
 enum StoreOpener {
     /// Opens (or creates) the store and brings it to `plan`'s last schema: a store with the same structure opens as

@@ -3,39 +3,6 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// Hands out permanent serial numbers, one counter per entity; shared by every transaction of a store.
-///
-/// The counters are atomics, not an array under a lock: a bulk insert takes a serial per object, and one atomic add
-/// costs less than a lock, an array write (with its uniqueness check) and an unlock.
-final class SerialAllocator: Sendable {
-    /// `entities` counters, each the next serial of its entity; allocated and freed with the allocator, only ever
-    /// reached through atomic operations.
-    private nonisolated(unsafe) let next: UnsafeMutablePointer<Atomic<UInt64>>
-    private let entities: Int
-
-    init(after maxSerials: [UInt64]) {
-        entities = maxSerials.count
-        next = .allocate(capacity: max(entities, 1))
-        for (i, m) in maxSerials.enumerated() { (next + i).initialize(to: Atomic(m + 1)) }
-    }
-
-    deinit {
-        next.deinitialize(count: entities)
-        next.deallocate()
-    }
-
-    func allocate(_ entity: UInt32, count: UInt64 = 1) -> UInt64 {
-        precondition(Int(entity) < entities, "entity \(entity) is not in the schema")
-        return next[Int(entity)].wrappingAdd(count, ordering: .relaxed).oldValue
-    }
-
-    /// Makes sure future serials stay above those a recovered or committed graph holds.
-    func raise(to maxSerials: [UInt64]) {
-        precondition(maxSerials.count <= entities, "more entities than the schema has")
-        for (i, m) in maxSerials.enumerated() { next[i].max(m + 1, ordering: .relaxed) }
-    }
-}
-
 /// The changes one commit will make, gathered before the store's writer sees them.
 ///
 /// A transaction is a value you fill in on any thread; `Store.commit(_:)` validates it against the newest version of
@@ -205,91 +172,6 @@ public struct Transaction: Sendable {
                 .typeMismatch,
                 "'\(rel.name)' of \(schema.describe(source)) takes \(schema.entities[Int(rel.target)].name) objects, "
                     + "not \(schema.describe(target))", object: source)
-        }
-    }
-}
-
-/// The new values a transaction sets on one stored object: the first attribute inline, so that the common update of
-/// one attribute allocates nothing beyond the value itself.
-struct PendingUpdate: Sendable {
-    let id: ObjectID
-    private var attribute: Int
-    private var value: Value
-    private var more: [(attribute: Int, value: Value)] = []
-
-    init(id: ObjectID, attribute: Int, value: Value) {
-        self.id = id
-        self.attribute = attribute
-        self.value = value
-    }
-
-    mutating func set(_ attribute: Int, _ value: Value) {
-        if attribute == self.attribute {
-            self.value = value
-        } else if let i = more.firstIndex(where: { $0.attribute == attribute }) {
-            more[i].value = value
-        } else {
-            more.append((attribute, value))
-        }
-    }
-
-    /// Calls `body` with the attributes set, each once with its last value, in ascending attribute order.
-    func forEachValue(_ body: (Int, Value) throws -> Void) rethrows {
-        guard !more.isEmpty else { return try body(attribute, value) }
-        for (a, v) in ([(attribute, value)] + more).sorted(by: { $0.attribute < $1.attribute }) { try body(a, v) }
-    }
-}
-
-/// Where each object a transaction inserts (or updates) sits in its `inserts` (or `updates`).
-///
-/// The allocator hands out serials in ascending order and rows are read in ascending order, so each entity's
-/// serials usually arrive ascending, most often one after another at consecutive positions: they are kept as runs
-/// (a bulk insert is one run), found by a binary search without hashing. An ID that arrives out of order goes to a
-/// dictionary instead.
-struct ObjectPositions: Sendable {
-    /// Serials `serial ..< serial + count` sit at positions `position ..< position + count`.
-    private struct Run: Sendable {
-        var serial: UInt64
-        var position: Int
-        var count: Int
-    }
-
-    private var runs: [[Run]] = []
-    private var others: [ObjectID: Int] = [:]
-
-    mutating func add(_ id: ObjectID, at position: Int) {
-        let e = Int(id.entity)
-        while runs.count <= e { runs.append([]) }
-        guard let last = runs[e].last else {
-            return runs[e].append(Run(serial: id.serial, position: position, count: 1))
-        }
-        let end = last.serial + UInt64(last.count)
-        if id.serial < end {
-            others[id] = position
-        } else if id.serial == end, position == last.position + last.count {
-            runs[e][runs[e].count - 1].count += 1
-        } else {
-            runs[e].append(Run(serial: id.serial, position: position, count: 1))
-        }
-    }
-
-    /// The position of the newest insert of `id`, or nil when the transaction does not insert it.
-    func position(of id: ObjectID) -> Int? {
-        if !others.isEmpty, let p = others[id] { return p }
-        let e = Int(id.entity)
-        guard e < runs.count else { return nil }
-        return runs[e].withUnsafeBufferPointer { runs -> Int? in
-            // The last run starting at or below the serial.
-            var low = 0
-            var high = runs.count
-            while low < high {
-                let middle = (low + high) / 2
-                if runs[middle].serial <= id.serial { low = middle + 1 } else { high = middle }
-            }
-            guard low > 0 else { return nil }
-            let run = runs[low - 1]
-            let offset = id.serial - run.serial
-            return offset < UInt64(run.count) ? run.position + Int(offset) : nil
         }
     }
 }

@@ -23,7 +23,7 @@ enum ByteMutators {
     /// Overwrites `range` with bytes from a seeded generator (garbage).
     static func garble(_ bytes: [UInt8], _ range: Range<Int>, seed: UInt64) -> [UInt8] {
         var out = bytes
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         for i in range.clamped(to: 0..<out.count) { out[i] = UInt8(truncatingIfNeeded: random.next()) }
         return out
     }

@@ -99,7 +99,7 @@ import TrellisTestSupport
     func nthOperationFailingThenACrashDuringRecoveryStillRecoversEveryAcknowledgedCommit() throws {
         let driver = CrashDriver(commits: 20, segmentBytes: 2_048, compactEvery: 8)
         let total = driver.cleanRun().operationCount
-        var random = SplitMix64(seed: 16)
+        var random = SeededRandom(seed: 16)
         for n in stride(from: 1, through: total, by: X.long ? 1 : 2) {
             for persistent in [false, true] {
                 let disk = SimulatedFileLayer()

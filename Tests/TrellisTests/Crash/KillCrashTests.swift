@@ -20,7 +20,7 @@ import Testing
     func sigkillAtRandomMomentsNeverLosesAnAcknowledgedCommit() throws {
         let temporary = TemporaryDirectory()
         let store = temporary.store
-        var random = SplitMix64(seed: 12)
+        var random = SeededRandom(seed: 12)
         var floor = 0
         var (rounds, acknowledgedTotal, tornTails, killedMidRun, lost) = (0, 0, 0, 0, 0)
         let started = Date()

@@ -273,7 +273,7 @@ import TrellisTestSupport
         var aim = committed
         #expect(whole.lines.prefix(3) == ["opening", "migrated 2", "closed 2"])
         #expect(try Self.classify(calibration, template: templateFiles, "calibration") == .new)
-        var random = SplitMix64(seed: 11)
+        var random = SeededRandom(seed: 11)
         var seen: [Found: Int] = [:]
         var (rounds, killed, leftovers) = (0, 0, 0)
         var checkedSeed = false

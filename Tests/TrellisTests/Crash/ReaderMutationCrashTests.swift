@@ -16,7 +16,7 @@ import Testing
     static let commits = 30
 
     /// One mutation of `bytes`, chosen by `random`.
-    static func mutate(_ bytes: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
         guard !bytes.isEmpty else { return [UInt8(truncatingIfNeeded: random.next())] }
         let at = Int(random.next() % UInt64(bytes.count))
         let span = 1 + Int(random.next() % 64)
@@ -53,7 +53,7 @@ import Testing
         let disk = try X.store(commits: Self.commits, segmentBytes: 1_500, compactEvery: 20)
         let names = disk.names().filter { $0 != JournalFormat.lockName }
         #expect(names.contains { $0.hasPrefix("checkpoint-") } && names.filter { $0.hasSuffix(".trj") }.count >= 2)
-        var random = SplitMix64(seed: 20)
+        var random = SeededRandom(seed: 20)
         var (refused, shortened, complete) = (0, 0, 0)
         for round in 0..<(X.long ? 20_000 : 2_000) {
             let name = names[Int(random.next() % UInt64(names.count))]

@@ -59,7 +59,7 @@ import TrellisTestSupport
     )
     func crashKeepingTearingOrGarblingUnsyncedWritesKeepsEveryAcknowledgedCommit() throws {
         let total = Self.driver.cleanRun().operationCount
-        var random = SplitMix64(seed: 10)
+        var random = SeededRandom(seed: 10)
         for round in 0..<(X.long ? 3_000 : 300) {
             let seed = random.next()
             let policies: [SimulatedFileLayer.CrashPolicy.Data] = [
@@ -78,7 +78,7 @@ import TrellisTestSupport
         // A disk that harms the synced bytes sharing a sector with an unsynced write breaks the "acknowledged means
         // durable" promise of any log that is not sector-padded; what Trellis still owes is never to serve damage.
         let total = Self.driver.cleanRun().operationCount
-        var random = SplitMix64(seed: 11)
+        var random = SeededRandom(seed: 11)
         for _ in 0..<(X.long ? 500 : 50) {
             let disk = SimulatedFileLayer()
             disk.halt(afterOperations: 1 + Int(random.next() % UInt64(total)))

@@ -256,7 +256,7 @@ import Testing
         let store = Store(schema: Self.schema)
         let item = try Self.schema.entityNumber("Item")
         let count = Graph.parallelIndexesFrom + 500
-        var random = SplitMix64(seed: 4242)
+        var random = SeededRandom(seed: 4242)
         var tx = store.transaction()
         for k in 0..<count {
             // Scores repeat (a tenth of the values), so equal index values order by serial.
@@ -301,7 +301,7 @@ import Testing
     func insertRunsOfEveryAttributeTypeEqualTheirRowsInsertedOneAtATime(seed: UInt64) throws {
         let schema = CheckpointColumnsTests.schema
         let thing = schema.layouts[0]
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         var inserts: [ChangeSet.Insert] = []
         var serial: UInt64 = random.next() % 64
         for n in 0..<700 {
@@ -336,7 +336,7 @@ import Testing
     @Test func anInsertRunRefusesAWrongTypeAndARepeatedSerial() throws {
         let schema = CheckpointColumnsTests.schema
         let thing = schema.layouts[0]
-        var random = SplitMix64(seed: 77)
+        var random = SeededRandom(seed: 77)
         let inserts = (0..<40).map { n in
             var values = thing.attributes.map { CheckpointColumnsTests.randomValue($0.type, &random) }
             values[14] = .int(Int64(n))

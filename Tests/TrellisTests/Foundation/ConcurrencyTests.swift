@@ -50,7 +50,7 @@ import Testing
         // Start writing only once every reader is reading, so the reads overlap the commits.
         while reads.load(ordering: .relaxed) < 4 { sched_yield() }
         let readsBefore = reads.load(ordering: .relaxed)
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededRandom(seed: 99)
         for _ in 0..<2_000 {
             let from = ids[Int(rng.next() % UInt64(wallets))]
             var to = ids[Int(rng.next() % UInt64(wallets))]

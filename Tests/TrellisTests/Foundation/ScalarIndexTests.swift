@@ -19,13 +19,13 @@ import Testing
             ], indexes: [.on("i"), .on("d"), .on("t"), .on("b"), .unique("i8")])
     ])
 
-    private static func randomDouble(_ rng: inout SplitMix64) -> Double {
+    private static func randomDouble(_ rng: inout SeededRandom) -> Double {
         let specials: [Double] = [0, -0.0, .infinity, -.infinity, .nan, 1e300, -1e300, 0.5, -0.5, 3, -3]
         if rng.next() % 4 == 0 { return specials[Int(rng.next() % UInt64(specials.count))] }
         return Double(Int64(bitPattern: rng.next()) % 2_000) / 8
     }
 
-    private static func randomBound(_ rng: inout SplitMix64) -> Value {
+    private static func randomBound(_ rng: inout SeededRandom) -> Value {
         switch rng.next() % 9 {
         case 0: return .int(Int64(bitPattern: rng.next()) % 300)
         case 1: return .double(randomDouble(&rng))
@@ -41,7 +41,7 @@ import Testing
 
     @Test func scansOverEncodedKeysSelectWhatValueOrderSelects() throws {
         let store = Store(schema: Self.schema)
-        var rng = SplitMix64(seed: 2024)
+        var rng = SeededRandom(seed: 2024)
         var rows: [ObjectID: [Value]] = [:]
         try store.write { tx in
             for n in 0..<250 {

@@ -15,7 +15,7 @@ import Testing
     /// every object is found at its newest position, and nothing else is found.
     @Test(arguments: [UInt64(5), 6, 7])
     func positionsFindTheNewestInsertOfEveryObjectAndNothingElse(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         var positions = ObjectPositions()
         var model: [ObjectID: Int] = [:]
         var next: [UInt64] = [1, 1, 1]

@@ -45,7 +45,7 @@ import TrellisTestSupport
 
     // MARK: Random graphs
 
-    private static func randomDouble(_ rng: inout SplitMix64) -> Double {
+    private static func randomDouble(_ rng: inout SeededRandom) -> Double {
         let specials: [Double] = [
             0, -0.0, .infinity, -.infinity, .nan, Double(bitPattern: 0x7FF8_0000_0000_BEEF), .ulpOfOne,
             .leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e300,
@@ -57,7 +57,7 @@ import TrellisTestSupport
         }
     }
 
-    private static func randomString(_ rng: inout SplitMix64) -> String {
+    private static func randomString(_ rng: inout SeededRandom) -> String {
         let pieces = ["", "a", "héllo", "日本語", "👍🏽", "x y z", "\u{0}", "Ω≈ç√", "tab\tand\nline"]
         switch rng.next() % 5 {
         case 0: return pieces[Int(rng.next() % UInt64(pieces.count))]
@@ -67,7 +67,7 @@ import TrellisTestSupport
         }
     }
 
-    static func randomValue(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
+    static func randomValue(_ type: AttributeType, _ rng: inout SeededRandom) -> Value {
         switch type {
         case .bool: return .bool(rng.next() % 2 == 0)
         case .int, .int64:
@@ -98,7 +98,7 @@ import TrellisTestSupport
     /// A graph built through the table primitives: `rows` things with gaps in their serials (some huge), nulls in
     /// every optional column, parent/children links, tags with dangling ends both ways, deleted objects.
     static func randomGraph(seed: UInt64, rows: Int) -> Graph {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var graph = Graph(schema: schema)
         let thing = schema.layouts[0]
         let tag = schema.layouts[1]
@@ -199,7 +199,7 @@ import TrellisTestSupport
         let graph = Self.randomGraph(seed: 7, rows: 500)
         let layout = Self.schema.layouts[0]
         // Chunks of 1 to 69 rows, cut anywhere, so leaves continue from one chunk into the next.
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededRandom(seed: 99)
         var chunks: [[CheckpointColumns.Part]] = [[]]
         for (key, leaf) in graph.tables[0].leaves {
             var m = leaf.present
@@ -240,300 +240,6 @@ import TrellisTestSupport
         #expect(throws: TrellisError.self) { try loader.add(chunk, context: "t") }
     }
 
-    // MARK: The codec's pieces
-
-    @Test func intsBlocksRoundTripAtEveryWidth() throws {
-        var rng = SplitMix64(seed: 5)
-        var cases: [[Int64]] = [
-            [], [0], [.min], [.max, .min], [.min, .max, 0], Array(1...1000), Array(repeating: 7, count: 9),
-        ]
-        for width in 0...64 {
-            cases.append(
-                (0..<37).map { _ in
-                    width == 64 ? Int64(bitPattern: rng.next()) : Int64(rng.next() >> UInt64(64 - width)) - 3
-                })
-        }
-        cases.append((0..<500).map { Int64($0) * 1_000_000 + Int64(rng.next() % 3) })
-        for values in cases {
-            var w = ByteWriter()
-            w.ints(values)
-            w.u8(0xEE)
-            var r = ByteReader(w.bytes, context: "t")
-            #expect(try r.ints(count: values.count) == values)
-            #expect(try r.u8() == 0xEE)
-        }
-        var w = ByteWriter()
-        w.ints(Array(1...10_000))
-        #expect(w.count < 16, "a run of consecutive numbers packs to its first value and a zero width")
-    }
-
-    @Test func textPacksToItsAlphabetAndBack() throws {
-        var rng = SplitMix64(seed: 13)
-        for size in [1, 2, 3, 27, 33, 64] {
-            for count in [1, 7, 8, 9, 64, 1_001] {
-                let alphabet = (0..<size).map { UInt8(truncatingIfNeeded: 200 - $0 * 3) }
-                let text = (0..<count).map { _ in alphabet[Int(rng.next() % UInt64(size))] }
-                let packed = try #require(CheckpointColumns.packAlphabet(text))
-                var r = ByteReader(packed, context: "t")
-                #expect(try r.unpackAlphabet(count: count) == text)
-                #expect(r.isAtEnd)
-            }
-        }
-        #expect(CheckpointColumns.packAlphabet(Array(0...64)) == nil, "more than 64 distinct bytes")
-        // A one-letter alphabet takes no bits: packed text beyond 16 MiB is refused before anything is allocated.
-        var one = ByteReader([0, 97], context: "t")
-        #expect(try one.unpackAlphabet(count: 5) == Array("aaaaa".utf8))
-        func chunk(length: Int) -> [UInt8] {
-            var lengths = ByteWriter()
-            lengths.u8(0)
-            lengths.ints([Int64(length)])
-            lengths.u8(1)
-            var w = ByteWriter()
-            w.varint(1)  // Tag
-            w.varint(1)
-            w.section([0, 2, 0], level: 1, strategies: [])  // serial 1
-            w.section(lengths.bytes, level: 1, strategies: [])
-            w.section([0, 97], level: 1, strategies: [])  // alphabet "a", no code bits
-            w.section([0, 0, 0, 0, 0, 0], level: 1, strategies: [])  // no targets
-            return w.bytes
-        }
-        let small = try CheckpointColumns.decode(chunk(length: 3), schema: Self.schema, context: "t")
-        #expect(small.columns[0].text == Array("aaa".utf8))
-        #expect(throws: TrellisError.self) {
-            try CheckpointColumns.decode(chunk(length: 20_000_000), schema: Self.schema, context: "t")
-        }
-        // A code past the alphabet is damage.
-        var r = ByteReader([2, 10, 20, 30, 0b1111_1111], context: "t")
-        #expect(throws: TrellisError.self) { try r.unpackAlphabet(count: 4) }
-        // Wherever it is: in the groups of eight codes unpacked by pairs, those near the end read byte by byte, and
-        // the last codes, for every width.
-        for size in [3, 5, 27, 33, 63] {
-            let width = 64 - (size - 1).leadingZeroBitCount
-            let count = 203
-            let text = (0..<count).map { UInt8(truncatingIfNeeded: 100 + $0 % size) }
-            let packed = try #require(CheckpointColumns.packAlphabet(text))
-            var good = ByteReader(packed, context: "t")
-            #expect(try good.unpackAlphabet(count: count) == text)
-            for position in [0, 7, 8, 100, 150, count - 12, count - 9, count - 3, count - 1] {
-                var damaged = packed
-                // Code `position` starts at bit position × width of the codes, after the size and alphabet bytes.
-                for j in 0..<width {
-                    let bit = position * width + j
-                    damaged[1 + size + bit >> 3] |= 1 << UInt8(bit & 7)
-                }
-                var bad = ByteReader(damaged, context: "t")
-                #expect(throws: TrellisError.self, "size \(size), code \(position)") {
-                    try bad.unpackAlphabet(count: count)
-                }
-            }
-        }
-        // An alphabet larger than any writer packs (65…256 bytes) is damage, not an index past the code table.
-        for size in [65, 200, 256] {
-            var big = ByteReader(
-                [UInt8(size - 1)] + (0..<size).map { UInt8($0) } + [UInt8](repeating: 0xff, count: 8), context: "t")
-            #expect(throws: TrellisError.self) { try big.unpackAlphabet(count: 8) }
-        }
-    }
-
-    @Test func inPlaceSortSortsLikeTheStandardLibrary() {
-        var rng = SplitMix64(seed: 6)
-        for n in [0, 1, 2, 3, 16, 17, 100, 1_000, 20_000] {
-            for spread in [3, 1 << 20] {
-                var a = ContiguousArray((0..<n).map { _ in Int(rng.next() % UInt64(spread)) })
-                let expected = a.sorted()
-                a.sortWithoutBuffer()
-                #expect(Array(a) == expected)
-                a.sortWithoutBuffer()
-                #expect(Array(a) == expected, "sorted input")
-                a.reverse()
-                a.sortWithoutBuffer()
-                #expect(Array(a) == expected, "reversed input")
-            }
-        }
-    }
-
-    @Test func radixSortSortsScalarEntries() {
-        var rng = SplitMix64(seed: 14)
-        for n in [0, 1, 65, 100, 5_000] {
-            for spread in [UInt64(0), 1, 3, 5_000, .max] {
-                let base = rng.next() % 1_000
-                let a = ContiguousArray(
-                    (0..<n).map { _ in
-                        ScalarEntry(
-                            bits: spread == .max ? rng.next() : base + rng.next() % (spread + 1), serial: rng.next())
-                    })
-                let expected = a.sorted()
-                #expect(Array(ContiguousArray.radixSorted(count: a.count) { a.forEach($0) }) == expected)
-            }
-        }
-        // Encoded doubles bunch in the upper octaves: buckets split again.
-        for n in [100, 5_000, 40_000] {
-            let a = ContiguousArray(
-                (0..<n).map { _ in
-                    ScalarEntry(
-                        bits: ScalarCoding.encode(Double(rng.next() >> 11) * 0x1p-53 * 1000 + 1), serial: rng.next())
-                })
-            let expected = a.sorted()
-            #expect(Array(ContiguousArray.radixSorted(count: a.count) { a.forEach($0) }) == expected)
-        }
-    }
-
-    @Test func bulkBuiltTreesMeetTheirInvariants() {
-        for fanout in [4, 5, 64] {
-            for n in [0, 1, 2, 3, 4, 5, 7, 31, 32, 33, 63, 64, 65, 96, 97, 200, 4_097, 10_000] {
-                let keys = ContiguousArray((0..<n).map { $0 * 3 })
-                let tree = SortedTree(ascendingKeys: keys, values: ContiguousArray(keys.map { -$0 }), fanout: fanout)
-                tree.checkInvariants()
-                #expect(tree.count == n)
-                var seen: [Int] = []
-                tree.forEach { key, value in
-                    #expect(value == -key)
-                    seen.append(key)
-                }
-                #expect(seen == Array(keys))
-                var grown = tree
-                for k in stride(from: 1, to: 3 * n, by: 7) { grown[k] = 0 }
-                grown.checkInvariants()
-            }
-        }
-        for keys in [[UInt64](), [0], [63, 64], Array(0..<5_000), [1, 1 << 20, 1 << 40, .max]] {
-            let trie = SerialTrie(ascendingKeys: keys, values: keys.map { ~$0 })
-            trie.checkInvariants()
-            #expect(trie.count == keys.count)
-            for k in keys { #expect(trie[k] == ~k) }
-            let set = SerialTrie<Void>(ascendingKeys: keys, values: EmptyCollection())
-            set.checkInvariants()
-            #expect(set.count == keys.count)
-        }
-    }
-
-    // MARK: Version 1
-
-    /// A version-1 checkpoint of `graph`, written as the version-1 writer did (row-major chunks of `rowsPerChunk`).
-    static func versionOneCheckpoint(_ graph: Graph, rowsPerChunk: Int = 50) -> [UInt8] {
-        let salt: UInt64 = 0x5EED
-        var out = FileHeader(
-            magic: JournalFormat.checkpointMagic, id: 0, sequence: graph.sequence, salt: salt,
-            fingerprint: graph.schema.fingerprint, schemaBytes: SchemaCodec.encode(graph.schema), version: 1
-        ).encoded()
-        var chunkNumber: UInt64 = 0
-        func emit(_ type: RecordType, _ payload: [UInt8]) {
-            chunkNumber += 1
-            out += RecordFrame.encode(
-                type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: 6)
-        }
-        for (e, layout) in graph.schema.layouts.enumerated() {
-            let rows = Array(graph.rows(entity: UInt32(e)))
-            for start in stride(from: 0, to: rows.count, by: rowsPerChunk) {
-                let chunk = rows[start..<min(start + rowsPerChunk, rows.count)]
-                var w = ByteWriter()
-                w.varint(e)
-                w.varint(chunk.count)
-                for row in chunk {
-                    w.varint(row.id.serial)
-                    for a in 0..<layout.attributes.count { w.value(row.value(at: a)) }
-                    for k in 0..<layout.relationships.count {
-                        let targets = row.targetSerials(RelationshipKey(entity: UInt32(e), index: k))
-                        w.varint(targets.count)
-                        for t in targets { w.varint(t) }
-                    }
-                }
-                emit(.checkpointRows, w.bytes)
-            }
-        }
-        var footer = ByteWriter()
-        footer.varint(graph.sequence)
-        footer.varint(graph.schema.layouts.count)
-        for (e, maxSerial) in graph.maxSerials.enumerated() {
-            footer.varint(maxSerial)
-            footer.varint(graph.count(entity: UInt32(e)))
-        }
-        footer.varint(chunkNumber)
-        emit(.checkpointFooter, footer.bytes)
-        return out
-    }
-
-    @Test func versionOneCheckpointsStillLoad() throws {
-        let graph = Self.randomGraph(seed: 9, rows: 400)
-        let disk = SimulatedFileLayer()
-        try disk.createDirectory("/c")
-        let name = JournalFormat.checkpointName(graph.sequence)
-        try Self.put(disk, "/c/" + name, Self.versionOneCheckpoint(graph))
-        let file = try disk.open("/c/" + name, .read)
-        defer { file.close() }
-        let loaded = try Checkpoint.load(file, name: name, schema: Self.schema)
-        Self.expectEqual(graph, loaded)
-    }
-
-    @Test func aVersionOneStoreOpensAndMovesToTheCurrentVersionAtItsNextCompaction() throws {
-        let disk = SimulatedFileLayer()
-        let store = try disk.open()
-        try JournalWorkload.run(store, seed: 21, commits: 40)
-        try store.compact()
-        try JournalWorkload.run(store, seed: 22, commits: 20)
-        let expected = store.snapshot
-        try store.close()
-
-        // Turn every file into what version 1 wrote: the same segment and manifest bytes with version 1, and the
-        // checkpoint in rows.
-        let dir = SimulatedFileLayer.storePath
-        for name in disk.names() {
-            let path = dir + "/" + name
-            var bytes = disk.contents(path)!
-            if name == JournalFormat.manifestName {
-                bytes[8] = 1
-                bytes = ByteMutators.setU32(bytes, at: 64, Zlib.crc32(0, bytes[0..<64]))
-            } else if let sequence = JournalFormat.checkpointSequence(name) {
-                let file = try disk.open(path, .read)
-                let graph = try Checkpoint.load(file, name: name, schema: JournalWorkload.schema)
-                file.close()
-                #expect(graph.sequence == sequence)
-                bytes = Self.versionOneCheckpoint(graph, rowsPerChunk: 7)
-            } else if JournalFormat.segmentID(name) != nil {
-                bytes[8] = 1
-                bytes = ByteMutators.fixHeaderChecksum(bytes)
-            }
-            disk.setContents(path, bytes)
-        }
-        #expect(
-            disk.names().allSatisfy {
-                disk.contents(dir + "/" + $0)!.count < 10 || $0 == "LOCK" || disk.contents(dir + "/" + $0)![8] == 1
-            })
-
-        let reopened = try disk.open()
-        #expect(GraphEquality.differences(expected, reopened.snapshot) == [])
-        #expect(reopened.snapshot.invariantViolations() == [])
-        try JournalWorkload.run(reopened, seed: 23, commits: 10)
-        try reopened.compact()
-        let after = reopened.snapshot
-        try reopened.close()
-        let checkpoint = disk.names().first { JournalFormat.checkpointSequence($0) != nil }!
-        #expect(disk.contents(dir + "/" + checkpoint)![8] == UInt8(JournalFormat.version))
-        let third = try disk.open()
-        #expect(GraphEquality.differences(after, third.snapshot) == [])
-        try third.close()
-    }
-
-    @Test func aCheckpointOfAFutureVersionIsRefusedByName() throws {
-        let graph = Self.randomGraph(seed: 10, rows: 50)
-        let (_, bytes) = try Self.writeAndLoad(graph)
-        var future = bytes
-        future[8] = UInt8(JournalFormat.version + 1)
-        future = ByteMutators.fixHeaderChecksum(future)
-        let disk = SimulatedFileLayer()
-        try disk.createDirectory("/c")
-        let name = JournalFormat.checkpointName(graph.sequence)
-        try Self.put(disk, "/c/" + name, future)
-        let file = try disk.open("/c/" + name, .read)
-        defer { file.close() }
-        #expect {
-            _ = try Checkpoint.load(file, name: name, schema: Self.schema)
-        } throws: { error in
-            guard let problem = error as? JournalProblem else { return false }
-            return problem.kind == .header && problem.message.contains("format version \(JournalFormat.version + 1)")
-        }
-    }
-
     // MARK: Damage
 
     /// Every third byte of every chunk changed in turn, checksums made right again: each load either throws a classified
@@ -551,7 +257,7 @@ import TrellisTestSupport
         }
         #expect(frames.count >= 3)
         var refused = 0
-        var rng = SplitMix64(seed: 12)
+        var rng = SeededRandom(seed: 12)
         for frame in frames {
             let start = frame + FrameHeader.size
             let end = frame + FrameHeader.size + Int(ByteMutators.u32(bytes, frame + 4))

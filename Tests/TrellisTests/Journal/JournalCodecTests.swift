@@ -18,9 +18,10 @@ import TrellisTestSupport
             .url(URL(fileURLWithPath: "/tmp/a b")),
             .decimal(Decimal(string: "-123.4500")!), .decimal(.nan), .decimal(Decimal(string: "1e-20")!),
         ]
-        var w = ByteWriter()
-        for v in values { w.value(v) }
-        var r = ByteReader(w.bytes, context: "test")
+        let bytes = ByteWriter.bytes { w in
+            for v in values { w.value(v) }
+        }
+        var r = ByteReader(bytes, context: "test")
         for v in values {
             let back = try r.value()
             #expect(v.isIdentical(to: back), "\(v) came back as \(back)")
@@ -29,12 +30,13 @@ import TrellisTestSupport
     }
 
     @Test func varintsAndZigzagCoverTheirRange() throws {
-        var w = ByteWriter()
         let unsigned: [UInt64] = [0, 1, 127, 128, 16383, 16384, .max >> 1, .max]
         let signed: [Int64] = [0, -1, 1, .min, .max, -64, 64]
-        for u in unsigned { w.varint(u) }
-        for s in signed { w.signed(s) }
-        var r = ByteReader(w.bytes, context: "test")
+        let bytes = ByteWriter.bytes { w in
+            for u in unsigned { w.varint(u) }
+            for s in signed { w.signed(s) }
+        }
+        var r = ByteReader(bytes, context: "test")
         for u in unsigned { #expect(try r.varint() == u) }
         for s in signed { #expect(try r.signed() == s) }
         // An 11-byte varint is damage, not a number.
@@ -69,7 +71,7 @@ import TrellisTestSupport
                 try ChangeSetCodec.decode(Array(bytes.prefix(cut)), schema: store.schema, context: "cut")
             }
         }
-        var random = SplitMix64(seed: 1)
+        var random = SeededRandom(seed: 1)
         for _ in 0..<500 {
             var garbled = bytes
             garbled[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
@@ -98,7 +100,7 @@ import TrellisTestSupport
     }
 
     @Test func largeRecordsAreDeflatedOnlyWhenThatHalvesThem() throws {
-        var random = SplitMix64(seed: 64)
+        var random = SeededRandom(seed: 64)
         func frame(_ payload: [UInt8]) -> [UInt8] {
             RecordFrame.encode(type: .changeSet, payload: payload, sequence: 1, time: 0, salt: 9, compressionLevel: 1)
         }

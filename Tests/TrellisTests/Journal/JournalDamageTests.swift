@@ -157,7 +157,7 @@ extension SimulatedFileLayer {
         try JournalWorkload.run(store, seed: 21, commits: 30) { n in if n == 15 { try store.compact() } }
         try store.close()
         let files = disk.names().filter { $0 != JournalFormat.lockName }
-        var random = SplitMix64(seed: 2024)
+        var random = SeededRandom(seed: 2024)
         var opened = 0
         var refused = 0
         for round in 0..<300 {

@@ -14,7 +14,7 @@ import TrellisTestSupport
     func reopenedGraphEqualsLiveAfterRandomWorkloadWithCompactions(seed: Int) throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
-        var random = SplitMix64(seed: UInt64(seed) &* 7919)
+        var random = SeededRandom(seed: UInt64(seed) &* 7919)
         try JournalWorkload.run(store, seed: UInt64(seed), commits: 25) { _ in
             if random.next() % 10 == 0 { try store.compact() }
         }
@@ -105,7 +105,7 @@ import TrellisTestSupport
     func crashDroppingUnsyncedDataKeepsEveryAcknowledgedCommit(seed: Int) throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
-        var random = SplitMix64(seed: UInt64(seed))
+        var random = SeededRandom(seed: UInt64(seed))
         try JournalWorkload.run(store, seed: UInt64(seed) + 1000, commits: 25) { _ in
             if random.next() % 12 == 0 { try store.compact() }
         }

@@ -21,17 +21,6 @@ struct SnapshotReaderTests {
         #expect(trie.count == 12_000 && snapshot.count == 10_000 && snapshot[5] == 5)
     }
 
-    @Test("a HashTrie snapshot read on another task is unaffected by later writes")
-    func hashTrieSnapshot() async {
-        var trie = HashTrie<String, Int>()
-        for key in 0..<5_000 { trie["k\(key)"] = key }
-        let snapshot = trie
-        let reader = Task.detached { (0..<5_000).allSatisfy { (key: Int) in snapshot["k\(key)"] == key } }
-        for key in 0..<5_000 where key % 2 == 0 { trie["k\(key)"] = nil }
-        #expect(await reader.value)
-        #expect(trie.count == 2_500 && snapshot.count == 5_000)
-    }
-
     @Test("a SortedTree snapshot scanned on another task is unaffected by later writes")
     func sortedTreeSnapshot() async {
         var tree = SortedTree<Int, Int>()

@@ -14,7 +14,7 @@ struct SortedTreeModelTests {
         // A fan-out of 4 makes a tree of a few thousand keys eight or more levels deep, so every rebalancing case of
         // internal nodes comes up; the default fan-out covers the sizes used in practice.
         let keySpace = fanout == 4 ? 2_000 : 12_000
-        var random = SplitMix64(seed: 0x50_27ED + UInt64(fanout))
+        var random = SeededRandom(seed: 0x50_27ED + UInt64(fanout))
         var tree = SortedTree<Int, Int>(fanout: fanout)
         var model = SortedModel()
         var kept: [(tree: SortedTree<Int, Int>, model: SortedModel)] = []
@@ -87,7 +87,7 @@ struct SortedTreeModelTests {
         _ model: SortedModel,
         lower: Int?,
         upper: Int?,
-        random: inout SplitMix64
+        random: inout SeededRandom
     ) throws {
         let (lowerInclusive, upperInclusive, reverse) = (random.chance(50), random.chance(50), random.chance(50))
         let scanned = tree.elements(

@@ -183,7 +183,7 @@ struct SortedTreeTests {
         let keys = ContiguousArray(stride(from: 0, to: 2 * n, by: 2))
         let built = SortedTree(ascendingKeys: keys, values: ContiguousArray(keys.map { -$0 }))
         var inserted = SortedTree<Int, Int>()
-        var random = SplitMix64(seed: 16)
+        var random = SeededRandom(seed: 16)
         for key in keys.shuffled(using: &random) { inserted[key] = -key }
         var merged = built
         merged.merge(sortedChanges: stride(from: 1, to: 2 * n, by: 4).map { .init(key: $0, value: $0) })

@@ -38,7 +38,7 @@ import Testing
     static let texts = ["", "a", "b"]
 
     /// A random non-null value of the attribute.
-    static func value(_ attribute: Int, _ rng: inout SplitMix64) -> Value {
+    static func value(_ attribute: Int, _ rng: inout SeededRandom) -> Value {
         switch attribute {
         case flag: return .bool(Bool.random(using: &rng))
         case int: return .int(ints.randomElement(using: &rng)!)
@@ -49,12 +49,12 @@ import Testing
     }
 
     /// A random row, each attribute null one time in five.
-    static func row(_ rng: inout SplitMix64) -> [Value] {
+    static func row(_ rng: inout SeededRandom) -> [Value] {
         (0..<5).map { a in Int.random(in: 0..<5, using: &rng) == 0 ? .null : value(a, &rng) }
     }
 
     /// A constant to compare an attribute with: null, an integer against the double column, or a value of its type.
-    static func constant(_ attribute: Int, _ rng: inout SplitMix64) -> Value {
+    static func constant(_ attribute: Int, _ rng: inout SeededRandom) -> Value {
         switch Int.random(in: 0..<8, using: &rng) {
         case 0: return .null
         case 1 where attribute == double: return .int(ints.prefix(7).randomElement(using: &rng)!)
@@ -62,7 +62,7 @@ import Testing
         }
     }
 
-    static func expression(depth: Int, _ rng: inout SplitMix64) -> QueryExpression {
+    static func expression(depth: Int, _ rng: inout SeededRandom) -> QueryExpression {
         if depth > 0 && Int.random(in: 0..<3, using: &rng) == 0 {
             switch Int.random(in: 0..<5, using: &rng) {
             case 0, 1: return .and(expression(depth: depth - 1, &rng), expression(depth: depth - 1, &rng))
@@ -100,7 +100,7 @@ import Testing
     }
 
     /// A store of 3,000 random readings, a fifth of them deleted at random and all of serials 64…127 (a whole leaf).
-    static func store(_ rng: inout SplitMix64) throws -> Store {
+    static func store(_ rng: inout SeededRandom) throws -> Store {
         let store = Store(schema: schema)
         var ids: [ObjectID] = []
         try store.write { tx in
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func masksSelectWhatTheEvaluatorSelects() throws {
-        var rng = SplitMix64(seed: 64)
+        var rng = SeededRandom(seed: 64)
         let graph = try Self.store(&rng).snapshot
         let layout = graph.schema.layouts[0]
         let view = ContextView(base: graph, layers: [])
@@ -152,7 +152,7 @@ import Testing
     }
 
     @Test func executorMergesPendingChangesIntoColumnScans() throws {
-        var rng = SplitMix64(seed: 65)
+        var rng = SeededRandom(seed: 65)
         let graph = try Self.store(&rng).snapshot
         let base = graph.objectIDs(entity: 0)
         let pending = PendingChanges()
@@ -210,7 +210,7 @@ import Testing
             objectOrder: nil, offset: 0, limit: nil)
         #expect(executor.plan().kind == .columnScan && executor.count() == 0 && executor.identifiers().isEmpty)
 
-        var rng = SplitMix64(seed: 66)
+        var rng = SeededRandom(seed: 66)
         let graph = try Self.store(&rng).snapshot
         let view = ContextView(base: graph, layers: [])
         let all = graph.objectIDs(entity: 0)
@@ -250,7 +250,7 @@ import Testing
     }
 
     @Test func explainNamesTheColumnScan() throws {
-        var rng = SplitMix64(seed: 67)
+        var rng = SeededRandom(seed: 67)
         let graph = try Self.store(&rng).snapshot
         let query = DynamicQuery("Reading", where: .or([.equal("flag", true), .less("int", -1)]))
         let plan = try graph.explain(query)

@@ -11,7 +11,7 @@ import Testing
 @Suite struct ExplainTests {
     private static func store() throws -> (Store, [PlainSample]) {
         let store = try Store(models: [Sample.self])
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         var plain: [PlainSample] = []
         let result = try store.batchInsert(Sample.self, count: 2_000) { i, row in
             let p = PlainSample.random(ObjectID(entity: 0, serial: 0), code: i, &rng)

@@ -1,4 +1,5 @@
 import Foundation
+import TrellisCore
 
 /// A random predicate over `Sample`'s attributes, built twice from one description: as a `Predicate<Sample>` for the
 /// store and as a `Predicate<PlainSample>` for Foundation's own evaluation over plain values.
@@ -41,7 +42,7 @@ indirect enum RandomPredicate: CustomStringConvertible {
         }
     }
 
-    static func random(depth: Int, _ rng: inout SplitMix64) -> RandomPredicate {
+    static func random(depth: Int, _ rng: inout SeededRandom) -> RandomPredicate {
         if depth > 0 && Int.random(in: 0..<3, using: &rng) == 0 {
             switch Int.random(in: 0..<5, using: &rng) {
             case 0, 1: return .and(random(depth: depth - 1, &rng), random(depth: depth - 1, &rng))

@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func randomPredicatesMatchBruteForceOverTenThousandObjects() throws {
-        var rng = SplitMix64(seed: 2024)
+        var rng = SeededRandom(seed: 2024)
         let store = try Store(models: [Sample.self])
         var plain: [PlainSample] = []
         let inserted = try store.batchInsert(Sample.self, count: 10_000) { i, row in
@@ -93,7 +93,7 @@ import Testing
     }
 
     private func runQueries(
-        _ count: Int, _ context: ModelContext, _ plain: [PlainSample], _ rng: inout SplitMix64
+        _ count: Int, _ context: ModelContext, _ plain: [PlainSample], _ rng: inout SeededRandom
     ) throws {
         var planned = 0
         for _ in 0..<count {

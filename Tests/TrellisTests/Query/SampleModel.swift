@@ -32,7 +32,7 @@ struct PlainSample {
 }
 
 extension PlainSample {
-    static func random(_ id: ObjectID, code: Int, _ rng: inout SplitMix64) -> PlainSample {
+    static func random(_ id: ObjectID, code: Int, _ rng: inout SeededRandom) -> PlainSample {
         PlainSample(
             id: id, a: Int.random(in: 0..<100, using: &rng), b: Int.random(in: 0..<10, using: &rng),
             s: "k\(Int.random(in: 0..<50, using: &rng))", d: Double(Int.random(in: 0..<1000, using: &rng)) / 10,

@@ -49,7 +49,7 @@ enum JournalWorkload {
     static func run(
         _ store: Store, seed: UInt64, commits: Int, between: (Int) throws -> Void = { _ in }
     ) throws {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         var labels = 0
         for n in 0..<commits {
             let snapshot = store.snapshot
@@ -99,7 +99,7 @@ enum JournalWorkload {
         }
     }
 
-    static func itemValues(_ random: inout SplitMix64) -> [String: Value] {
+    static func itemValues(_ random: inout SeededRandom) -> [String: Value] {
         var v: [String: Value] = [
             "title": .string("item \(random.next() % 10_000) ✓"),
             "score": .double(Double(random.next() % 100_000) / 7),

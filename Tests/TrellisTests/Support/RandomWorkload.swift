@@ -8,11 +8,11 @@ import Foundation
 /// Random transactions over the outline schema: inserts, updates, relationship edits and deletes (with cascades),
 /// including ones the store must refuse. Deterministic for a seed.
 struct RandomWorkload {
-    var rng: SplitMix64
+    var rng: SeededRandom
     let schema: Schema
 
     init(seed: UInt64, schema: Schema) {
-        rng = SplitMix64(seed: seed)
+        rng = SeededRandom(seed: seed)
         self.schema = schema
     }
 

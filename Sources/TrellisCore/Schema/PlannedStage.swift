@@ -1,0 +1,11 @@
+/// One stage of a migration, planned: the new schema aligned to the stored one, how the data maps, what each step
+/// is, what must be checked, and what makes it impossible.
+package struct PlannedStage: Sendable {
+    package var schema: Schema
+    package var mapping: SchemaMapping
+    package var steps: [MigrationStep]
+    package var checks: [MigrationCheck]
+    package var problems: [String]
+
+    package var isNeeded: Bool { !steps.isEmpty }
+}

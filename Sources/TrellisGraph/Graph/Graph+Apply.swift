@@ -1,0 +1,376 @@
+import TrellisCore
+
+extension Graph {
+    /// The next version: this graph with a resolved change set applied.
+    ///
+    /// Pure: the receiver is unchanged. Recovery applies journal records this way (in place, through `apply`); a live
+    /// commit's resolver applies its phases with the same primitives in the same order, so applying a commit's change
+    /// set to the version before it rebuilds the version it published. Inserts are applied first, then attribute
+    /// updates, relationship edits in order, and deletes in order (each delete unlinks the deleted object from the
+    /// inverse of every relationship whose rule is not `noAction`). A change set that does not fit the graph (an insert of an existing object, an update of a
+    /// missing one, a value of the wrong type) throws `TrellisError.corrupt` naming the object.
+    /// - Complexity: O(c log n) for a change of c elements in a store of n objects.
+    public func applying(_ changes: ChangeSet, sequence: UInt64? = nil) throws -> Snapshot {
+        var next = self
+        try next.apply(changes, sequence: sequence ?? self.sequence + 1)
+        return next
+    }
+
+    /// `applying(_:sequence:)` in place. A graph that nothing else shares is changed without copying the leaves and
+    /// nodes it touches; but when it throws, the graph is left partly changed and must be discarded.
+    package mutating func apply(_ changes: ChangeSet, sequence: UInt64) throws {
+        try applyInserts(changes.inserts)
+        try applyUpdates(changes.updates)
+        for edit in changes.edits { try applyEdit(edit) }
+        try applyDeletes(changes.deletes)
+        self.sequence = sequence
+    }
+
+    func reject(_ message: String, _ id: ObjectID) -> TrellisError {
+        TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
+    }
+
+    func checkEntity(_ id: ObjectID) throws {
+        guard Int(id.entity) < tables.count, id.serial != 0 else {
+            throw TrellisError(.corrupt, "change set names an object of unknown entity \(id)", object: id)
+        }
+    }
+
+    /// Commits with at least this many inserts, updates or deletes apply them a leaf at a time with one index merge
+    /// per index (the same result as one at a time; tests compare the two).
+    static let batchFrom = 8
+
+    /// Batches of at least this many inserts (or updates, see `applyUpdates`) build their index trees on another
+    /// thread while the leaves are written; below it, handing the work over costs more than it saves.
+    static let parallelIndexesFrom = 4096
+
+    /// Every entity's index changes for `inserts` (all of them valid), netted: what `insertRun` records, ready for
+    /// `applyNetted`. Reads only the inserted values, so it can run while another thread writes the leaves.
+    func nettedIndexChanges(after inserts: [ChangeSet.Insert]) -> [[NettedChanges]] {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        // One pass over the inserts per index, reading values in place: copying each row's array and the index's
+        // column list per row cost more than the entries.
+        inserts.withUnsafeBufferPointer { inserts in
+            for e in tables.indices where !tables[e].indexes.isEmpty {
+                let width = schema.layouts[e].attributes.count
+                for (i, index) in schema.layouts[e].indexes.enumerated() {
+                    let encoder = tables[e].indexes[i].encoder
+                    var list = IndexChanges()
+                    if let coding = encoder.coding {
+                        let c = index.columns[0]
+                        list.scalar.reserveCapacity(inserts.count)
+                        for k in inserts.indices where Int(inserts[k].id.entity) == e {
+                            inserts[k].values.withUnsafeBufferPointer { values in
+                                guard values.count == width else { return }
+                                // A value of the wrong case cannot reach a scalar index: commits check types first.
+                                let bits = coding.encode(values[c]) ?? 0
+                                list.scalar.append((ScalarEntry(bits: bits, serial: inserts[k].id.serial), true))
+                            }
+                        }
+                    } else {
+                        for k in inserts.indices where Int(inserts[k].id.entity) == e {
+                            guard inserts[k].values.count == width else { continue }
+                            encoder.record(index.columns, serial: inserts[k].id.serial, adding: true, into: &list) {
+                                inserts[k].values[$0]
+                            }
+                        }
+                    }
+                    changes[e][i] = list
+                }
+            }
+        }
+        return changes.map { $0.map(NettedChanges.init) }
+    }
+
+    /// Every entity's index changes for `updates`, netted, for one-attribute indexes and updates whose `old` values
+    /// are the stored ones: what `updateRun` records, from the updates alone.
+    func nettedIndexChanges(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[NettedChanges]] {
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        let encoders = tables.map { $0.indexes.map(\.encoder) }
+        // Read in place: copying each update's change list (and the values in it) cost more than the entries.
+        updates.withUnsafeBufferPointer { updates in
+            for u in updates.indices {
+                let e = Int(updates[u].id.entity)
+                guard e < tables.count else { continue }
+                let serial = updates[u].id.serial
+                updates[u].changes.withUnsafeBufferPointer { list in
+                    for c in list.indices {
+                        let a = list[c].attribute.index
+                        guard a < feeding[e].count, !feeding[e][a].isEmpty,
+                            !list[c].old.isIdentical(to: list[c].new)
+                        else { continue }
+                        for i in feeding[e][a] {
+                            if let coding = encoders[e][i].coding {
+                                // Values of the wrong case cannot reach a scalar index: commits check types first.
+                                let old = ScalarEntry(bits: coding.encode(list[c].old) ?? 0, serial: serial)
+                                let new = ScalarEntry(bits: coding.encode(list[c].new) ?? 0, serial: serial)
+                                changes[e][i].scalar.append((old, false))
+                                changes[e][i].scalar.append((new, true))
+                            } else {
+                                changes[e][i].general.append((IndexEntry([list[c].old], serial: serial), false))
+                                changes[e][i].general.append((IndexEntry([list[c].new], serial: serial), true))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return changes.map { $0.map(NettedChanges.init) }
+    }
+
+    /// Applies index changes netted on another thread. Only the sorting happens there; the trees are built here, on
+    /// the thread that writes the leaves: nodes allocated on another thread came from another malloc arena, and
+    /// every later small commit into the store that copied and freed them was half as slow again.
+    private mutating func applyNetted(_ netted: [[NettedChanges]]) {
+        for e in tables.indices {
+            for i in netted[e].indices { tables[e].indexes[i].apply(netted[e][i]) }
+        }
+    }
+
+    /// Inserts rows; from `batchFrom` inserts on, a leaf at a time with one index merge per index (the same result).
+    package mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
+        guard inserts.count < Self.batchFrom else { return try applyInsertBatch(inserts) }
+        for insert in inserts {
+            try checkEntity(insert.id)
+            let layout = layout(insert.id.entity)
+            guard insert.values.count == layout.attributes.count else {
+                throw reject("wrong number of values for insert of", insert.id)
+            }
+            guard tables[Int(insert.id.entity)].insertRow(insert.id.serial, insert.values, layout: layout) else {
+                throw reject("insert of an existing object or a value of the wrong type:", insert.id)
+            }
+        }
+    }
+
+    private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
+        // A large batch has its index changes sorted on another thread from the inserted values while the leaves are
+        // written here: the same changes `insertRun` would record. Only then is a copy of the graph kept, for that
+        // thread to read: while it lives, every node written here is copied first.
+        var indexes: BackgroundWork<[[NettedChanges]]>?
+        if inserts.count >= Self.parallelIndexesFrom, tables.contains(where: { !$0.indexes.isEmpty }) {
+            let before = self
+            indexes = BackgroundWork { before.nettedIndexChanges(after: inserts) }
+        }
+        var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
+        var start = 0
+        while start < inserts.count {
+            let id = inserts[start].id
+            try checkEntity(id)
+            // A run: consecutive inserts into one leaf of one entity.
+            var end = start + 1
+            while end < inserts.count, inserts[end].id.entity == id.entity, inserts[end].id.serial != 0,
+                inserts[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            switch tables[e].insertRun(inserts, start..<end, layout: layout(id.entity), changes: &changes[e]) {
+            case nil: break
+            case .wrongValueCount(let p): throw reject("wrong number of values for insert of", inserts[p].id)
+            case .refused(let p), .missing(let p):
+                throw reject("insert of an existing object or a value of the wrong type:", inserts[p].id)
+            }
+            start = end
+        }
+        if let indexes {
+            applyNetted(indexes.wait())
+        } else {
+            for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        }
+    }
+
+    /// Applies attribute updates; from `batchFrom` updates on, a leaf at a time with one index merge per index (the
+    /// same result).
+    ///
+    /// `oldValuesStored`: each object has one update, and each change's `old` is the value the graph holds (what
+    /// `CommitResolver` produces). A large batch may then have its index trees built on another thread from the old and
+    /// new values alone while the leaves are written here, when every index of the store is on one attribute.
+    package mutating func applyUpdates(_ updates: [ChangeSet.Update], oldValuesStored: Bool = false) throws {
+        guard updates.count >= Self.batchFrom else {
+            for update in updates { try applyUpdate(update) }
+            return
+        }
+        // Per entity and attribute, the indexes the attribute feeds.
+        let feeding = schema.layouts.map { layout in
+            layout.attributes.indices.map { a in
+                layout.indexes.indices.filter { layout.indexes[$0].columns.contains(a) }
+            }
+        }
+        var indexes: BackgroundWork<[[NettedChanges]]>?
+        if oldValuesStored, updates.count >= Self.parallelIndexesFrom,
+            schema.layouts.allSatisfy({ $0.indexes.allSatisfy { $0.columns.count == 1 } }),
+            tables.contains(where: { !$0.indexes.isEmpty })
+        {
+            let before = self
+            indexes = BackgroundWork { before.nettedIndexChanges(after: updates, feeding: feeding) }
+        }
+        // Empty when the other thread sorts the index changes: `updateRun` then records none.
+        var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
+        var start = 0
+        while start < updates.count {
+            let id = updates[start].id
+            try checkEntity(id)
+            var end = start + 1
+            while end < updates.count, updates[end].id.entity == id.entity, updates[end].id.serial != 0,
+                updates[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(id.entity)
+            let run = start..<end
+            switch tables[e].updateRun(
+                updates, run, layout: layout(id.entity), feeding: feeding[e], changes: &changes[e])
+            {
+            case nil: break
+            case .missing(let p): throw reject("update of missing object", updates[p].id)
+            case .refused(let p), .wrongValueCount(let p):
+                throw reject("update with a bad attribute or value type for", updates[p].id)
+            }
+            start = end
+        }
+        if let indexes {
+            applyNetted(indexes.wait())
+        } else {
+            for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+        }
+    }
+
+    mutating func applyUpdate(_ update: ChangeSet.Update) throws {
+        try checkEntity(update.id)
+        let e = Int(update.id.entity)
+        let layout = layout(update.id.entity)
+        guard tables[e].contains(update.id.serial) else { throw reject("update of missing object", update.id) }
+        for change in update.changes {
+            guard change.attribute.entity == update.id.entity, change.attribute.index < layout.attributes.count,
+                tables[e].setValue(update.id.serial, change.attribute.index, change.new, layout: layout) != nil
+            else { throw reject("update with a bad attribute or value type for", update.id) }
+        }
+    }
+
+    /// Links or unlinks both ends of a relationship. Linking a to-one end that points elsewhere first unlinks the
+    /// old target's inverse, so both ends always agree.
+    package mutating func applyEdit(_ edit: ChangeSet.RelationshipEdit) throws {
+        try checkEntity(edit.source)
+        try checkEntity(edit.target)
+        let sourceLayout = layout(edit.source.entity)
+        let k = edit.relationship.index
+        guard edit.relationship.entity == edit.source.entity, k < sourceLayout.relationships.count else {
+            throw reject("edit of an unknown relationship of", edit.source)
+        }
+        let rel = sourceLayout.relationships[k]
+        guard rel.target == edit.target.entity else { throw reject("edit links the wrong entity to", edit.source) }
+        let s = Int(edit.source.entity)
+        let t = Int(edit.target.entity)
+        let targetLayout = layout(edit.target.entity)
+        switch edit.kind {
+        case .link:
+            guard tables[s].contains(edit.source.serial) else { throw reject("link from missing object", edit.source) }
+            guard tables[t].contains(edit.target.serial) else { throw reject("link to missing object", edit.target) }
+            let displaced = tables[s].addTarget(
+                edit.source.serial, k, edit.target.serial, layout: sourceLayout)
+            if displaced != 0 {
+                tables[t].removeTarget(displaced, rel.inverse, edit.source.serial, layout: targetLayout)
+            }
+            let previousOwner = tables[t].addTarget(
+                edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
+            if previousOwner != 0 {
+                tables[s].removeTarget(previousOwner, k, edit.target.serial, layout: sourceLayout)
+            }
+        case .unlink:
+            if tables[s].contains(edit.source.serial) {
+                tables[s].removeTarget(edit.source.serial, k, edit.target.serial, layout: sourceLayout)
+            }
+            if tables[t].contains(edit.target.serial) {
+                tables[t].removeTarget(edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
+            }
+        }
+    }
+
+    /// Deletes objects; from `batchFrom` deletes on, rows go a leaf at a time (in serial order: the result does not
+    /// depend on the order) with one index merge per index.
+    ///
+    /// - Parameter verified: the ids of `deletes`, when the caller has checked that each names a live object and none
+    ///   comes twice (a commit's resolver has, and built this set doing it); nil to have them checked here.
+    package mutating func applyDeletes(_ deletes: [ChangeSet.Delete], verified: ObjectIDSet? = nil) throws {
+        guard deletes.count >= Self.batchFrom else { return try applyDeletesOneByOne(deletes) }
+        let doomed = try verified ?? checkedDeletes(deletes)
+        var cursor = LeafCursor()
+        // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
+        // A deleted row's own links never change before its turn (only links of surviving objects are cleaned), so
+        // they can all be read first.
+        let relations = schema.layouts.map { layout in
+            layout.relationships.map { (target: $0.target, inverse: $0.inverse, cleans: $0.deleteRule != .noAction) }
+        }
+        for i in deletes.indices {
+            let id = deletes[i].id
+            let e = Int(id.entity)
+            guard !relations[e].isEmpty else { continue }
+            cursor.withRow(id, in: tables) { leaf, r in
+                for (k, rel) in relations[e].enumerated() where rel.cleans {
+                    let t = Int(rel.target)
+                    leaf.forEachTarget(r, k) { serial in
+                        // `removeTarget` does nothing for a target that is not live.
+                        guard !doomed.contains(ObjectID(entity: rel.target, serial: serial)) else { return }
+                        tables[t].removeTarget(serial, rel.inverse, id.serial, layout: layout(rel.target))
+                    }
+                }
+            }
+        }
+        cursor = LeafCursor()  // drops its hold on a leaf that the removals below write
+        var ids = deletes.map(\.id)
+        if !zip(ids, ids.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { ids.sort() }
+        let serials = ids.map(\.serial)
+        var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
+        var start = 0
+        while start < ids.count {
+            let entity = ids[start].entity
+            var end = start + 1
+            while end < ids.count, ids[end].entity == entity, serials[end] >> Leaf.shift == serials[start] >> Leaf.shift
+            {
+                end += 1
+            }
+            let e = Int(entity)
+            tables[e].removeRun(serials[start..<end], layout: layout(entity), changes: &changes[e])
+            start = end
+        }
+        for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
+    }
+
+    /// The ids of `deletes`, each checked to name a live object: one is missing at its turn exactly when it is not
+    /// stored or an earlier delete took it.
+    private func checkedDeletes(_ deletes: [ChangeSet.Delete]) throws -> ObjectIDSet {
+        var doomed = ObjectIDSet()
+        var cursor = LeafCursor()
+        for i in deletes.indices {
+            let id = deletes[i].id
+            try checkEntity(id)
+            guard cursor.contains(id, in: tables), doomed.insert(id) else {
+                throw reject("delete of missing object", id)
+            }
+        }
+        return doomed
+    }
+
+    private mutating func applyDeletesOneByOne(_ deletes: [ChangeSet.Delete]) throws {
+        // Inverse links into objects that this change set deletes too need no cleanup: those objects go entirely.
+        let doomed = deletes.count > 1 ? ObjectIDSet(deletes.lazy.map(\.id)) : ObjectIDSet()
+        for delete in deletes {
+            try checkEntity(delete.id)
+            let e = Int(delete.id.entity)
+            let layout = layout(delete.id.entity)
+            guard let (leaf, r) = tables[e].locate(delete.id.serial) else {
+                throw reject("delete of missing object", delete.id)
+            }
+            for (k, rel) in layout.relationships.enumerated() where rel.deleteRule != .noAction {
+                let targetLayout = self.layout(rel.target)
+                for serial in leaf.targets(r, k) {
+                    let target = ObjectID(entity: rel.target, serial: serial)
+                    if doomed.contains(target) { continue }
+                    // `removeTarget` does nothing for a target that is not live.
+                    tables[Int(rel.target)].removeTarget(serial, rel.inverse, delete.id.serial, layout: targetLayout)
+                }
+            }
+            tables[e].removeRow(delete.id.serial, layout: layout)
+        }
+    }
+}

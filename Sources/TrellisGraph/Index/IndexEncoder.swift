@@ -1,0 +1,20 @@
+import TrellisCore
+
+/// How an index makes its entries, without holding its tree (so recording changes leaves the tree uniquely held).
+struct IndexEncoder: Sendable {
+    /// The coding of a scalar index; nil for a general one.
+    let coding: ScalarCoding?
+
+    /// Records in `changes` the entry `IndexTree.update(columns, serial:, adding:, value:)` would add or remove.
+    func record(
+        _ columns: [Int], serial: UInt64, adding: Bool, into changes: inout IndexChanges, value: (Int) -> Value
+    ) {
+        if let coding {
+            // A value of the wrong case cannot reach a scalar index: commits check types first.
+            let entry = ScalarEntry(bits: coding.encode(value(columns[0])) ?? 0, serial: serial)
+            changes.scalar.append((entry, adding))
+        } else {
+            changes.general.append((IndexEntry(columns.map(value), serial: serial), adding))
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import TrellisCore
+
+extension IndexTree {
+    var encoder: IndexEncoder {
+        switch self {
+        case .scalar(_, let coding): return IndexEncoder(coding: coding)
+        case .general: return IndexEncoder(coding: nil)
+        }
+    }
+
+    /// Applies recorded changes with the result of calling `update` for each, in order.
+    mutating func apply(_ changes: IndexChanges, rebuildRatio: Int = 32) {
+        apply(NettedChanges(changes), rebuildRatio: rebuildRatio)
+    }
+
+    /// Applies changes netted already (`NettedChanges(_:)`, which may run on another thread).
+    mutating func apply(_ changes: NettedChanges, rebuildRatio: Int = 32) {
+        switch self {
+        case .scalar(var tree, let coding):
+            guard !changes.scalar.isEmpty else { return }
+            self = .general(SortedTree())  // release our hold so `tree` is uniquely referenced
+            tree.merge(sortedChanges: changes.scalar, rebuildRatio: rebuildRatio)
+            self = .scalar(tree, coding)
+        case .general(var tree):
+            guard !changes.general.isEmpty else { return }
+            self = .general(SortedTree())
+            tree.merge(sortedChanges: changes.general, rebuildRatio: rebuildRatio)
+            self = .general(tree)
+        }
+    }
+
+    /// The changes in ascending key order, one per key: the last one made to it, which decides whether it ends up
+    /// present.
+    static func netted<Key: Comparable>(
+        _ changes: [(entry: Key, adding: Bool)]
+    ) -> [SortedTree<Key, Void>.BatchChange] {
+        var ascending = true
+        for i in changes.indices.dropFirst() where !(changes[i - 1].entry < changes[i].entry) {
+            ascending = false
+            break
+        }
+        if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
+        var order = changes.enumerated().map { (entry: $0.element.entry, sequence: $0.offset) }
+        order.sort { $0.entry < $1.entry || (!($1.entry < $0.entry) && $0.sequence < $1.sequence) }
+        var out: [SortedTree<Key, Void>.BatchChange] = []
+        out.reserveCapacity(order.count)
+        for (entry, sequence) in order {
+            let change = SortedTree<Key, Void>.BatchChange(key: entry, value: changes[sequence].adding ? () : nil)
+            if let last = out.last, !(last.key < entry) {
+                out[out.count - 1] = change  // a later change to the same key wins
+            } else {
+                out.append(change)
+            }
+        }
+        return out
+    }
+
+    /// `netted` for scalar entries: a large batch is sorted by radix on the encoded value, which is stable, so equal
+    /// values keep their serial order only where the input had it; a pass over the runs of equal values restores it.
+    static func netted(_ changes: [(entry: ScalarEntry, adding: Bool)]) -> [SortedTree<ScalarEntry, Void>.BatchChange] {
+        var ascending = true
+        for i in changes.indices.dropFirst() where !(changes[i - 1].entry < changes[i].entry) {
+            ascending = false
+            break
+        }
+        if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
+        guard changes.count >= 4_096 else {
+            // `netted<Key>` with the generic comparison is as fast as anything at this size.
+            return nettedByComparison(changes)
+        }
+        let sorted = radixSortedByValue(changes)
+        var out: [SortedTree<ScalarEntry, Void>.BatchChange] = []
+        out.reserveCapacity(sorted.count)
+        var start = 0
+        while start < sorted.count {
+            var end = start + 1
+            while end < sorted.count, sorted[end].entry.bits == sorted[start].entry.bits { end += 1 }
+            if end - start == 1 {
+                out.append(.init(key: sorted[start].entry, value: sorted[start].adding ? () : nil))
+            } else {
+                // Equal values: order by serial, keeping the input order of equal entries (the later one wins).
+                let run = sorted[start..<end].enumerated().sorted {
+                    $0.element.entry.serial != $1.element.entry.serial
+                        ? $0.element.entry.serial < $1.element.entry.serial : $0.offset < $1.offset
+                }
+                for (_, change) in run {
+                    let next = SortedTree<ScalarEntry, Void>.BatchChange(
+                        key: change.entry, value: change.adding ? () : nil)
+                    if let last = out.last, last.key == change.entry {
+                        out[out.count - 1] = next
+                    } else {
+                        out.append(next)
+                    }
+                }
+            }
+            start = end
+        }
+        return out
+    }
+
+    private static func nettedByComparison<Key: Comparable>(
+        _ changes: [(entry: Key, adding: Bool)]
+    ) -> [SortedTree<Key, Void>.BatchChange] {
+        netted(changes)
+    }
+
+    /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on 11-bit digits (six
+    /// passes), skipping a pass whose digit is the same everywhere. With 2,048 buckets the scatter writes to as many
+    /// streams, which stay in cache; 16-bit digits (65,536 streams) take four passes but miss the cache on nearly
+    /// every write.
+    private static func radixSortedByValue(
+        _ changes: [(entry: ScalarEntry, adding: Bool)]
+    ) -> [(entry: ScalarEntry, adding: Bool)] {
+        let bits = 11
+        let mask: UInt64 = (1 << UInt64(bits)) - 1
+        var from = changes
+        var to = changes
+        var counts = [Int](repeating: 0, count: 1 << bits)
+        var shift: UInt64 = 0
+        while shift < 64 {
+            defer { shift += UInt64(bits) }
+            for i in counts.indices { counts[i] = 0 }
+            from.withUnsafeBufferPointer { source in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    for change in source { counts[Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)] += 1 }
+                }
+            }
+            if counts.contains(from.count) { continue }
+            var total = 0
+            for i in counts.indices {
+                let c = counts[i]
+                counts[i] = total
+                total += c
+            }
+            from.withUnsafeBufferPointer { source in
+                to.withUnsafeMutableBufferPointer { target in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        for change in source {
+                            let digit = Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)
+                            target[counts[digit]] = change
+                            counts[digit] += 1
+                        }
+                    }
+                }
+            }
+            swap(&from, &to)
+        }
+        return from
+    }
+
+    /// Whether two entries hold the same values with none null: what a unique constraint forbids.
+    ///
+    /// - Complexity: O(n), one walk.
+    package var holdsDuplicateValues: Bool {
+        switch self {
+        case .scalar(let tree, _):
+            var previous: UInt64?
+            var found = false
+            tree.forEach { entry, _ in
+                if entry.bits == previous { found = true }
+                previous = entry.bits
+            }
+            return found
+        case .general(let tree):
+            var previous: IndexEntry?
+            var found = false
+            tree.forEach { entry, _ in
+                let hasNull = entry.first.isNull || entry.rest.contains(where: \.isNull)
+                if !hasNull, let p = previous, IndexEntry.compareValues(p, entry) == 0 { found = true }
+                previous = hasNull ? nil : entry
+            }
+            return found
+        }
+    }
+}

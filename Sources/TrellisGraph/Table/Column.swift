@@ -1,0 +1,158 @@
+import Foundation
+import TrellisCore
+
+/// One attribute's values for the 64 rows of a leaf, stored by kind so that numbers cost 8 bytes and booleans one bit.
+///
+/// Only the array that matches the attribute's kind is allocated; the others stay empty (no allocation).
+package struct Column: Sendable {
+    package enum Kind: UInt8, Sendable {
+        case bool, int, double, date, string, other
+
+        package init(_ type: AttributeType) {
+            switch type {
+            case .bool: self = .bool
+            case .int, .int8, .int16, .int32, .int64: self = .int
+            case .double, .float: self = .double
+            case .date: self = .date
+            case .string: self = .string
+            case .data, .uuid, .url, .decimal: self = .other
+            }
+        }
+    }
+
+    @usableFromInline package let kind: Kind
+    /// Bit `r` set: row `r` holds null.
+    @usableFromInline package var nulls: UInt64
+    @usableFromInline package var bits: UInt64
+    @usableFromInline package var ints: [Int64]
+    @usableFromInline package var doubles: [Double]
+    @usableFromInline package var strings: PackedStrings
+    @usableFromInline package var others: [Value]
+
+    // Every field set once, each array made where it is stored: assigning an array over a default empty one made the
+    // optimizer copy the whole column (retaining each of its arrays) into the leaf that a new column goes to.
+    init(kind: Kind) {
+        self.kind = kind
+        nulls = 0
+        bits = 0
+        ints = kind == .int ? .zeros(Leaf.width) : []
+        doubles = kind == .double || kind == .date ? .zeros(Leaf.width) : []
+        strings = PackedStrings()
+        others = kind == .other ? Array(repeating: .null, count: Leaf.width) : []
+    }
+
+    @inlinable @inline(__always)
+    package func isNull(_ row: Int) -> Bool { nulls & (1 << UInt64(row)) != 0 }
+
+    // Inlined so that reading one value through `columns[c]` reads the fields in place instead of copying the column
+    // (and retaining its arrays) for the call.
+    @inlinable @inline(__always)
+    package func value(_ row: Int) -> Value {
+        if isNull(row) { return .null }
+        switch kind {
+        case .bool: return .bool(bits & (1 << UInt64(row)) != 0)
+        case .int: return .int(ints[row])
+        case .double: return .double(doubles[row])
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
+        case .string: return .string(strings.string(row))
+        case .other: return others[row]
+        }
+    }
+
+    /// Stores `value` at `row`; returns false (storing nothing) when the value's case does not fit this column.
+    @discardableResult
+    mutating func set(_ row: Int, _ value: Value) -> Bool {
+        let bit: UInt64 = 1 << UInt64(row)
+        switch (kind, value) {
+        case (_, .null):
+            nulls |= bit
+            clear(row)
+            return true
+        case (.bool, .bool(let b)): bits = b ? bits | bit : bits & ~bit
+        case (.int, .int(let i)): ints[row] = i
+        case (.double, .double(let d)): doubles[row] = d
+        case (.date, .date(let d)): doubles[row] = d.timeIntervalSinceReferenceDate
+        case (.string, .string(let s)): strings.set(row, s)
+        case (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal): others[row] = value
+        default: return false
+        }
+        nulls &= ~bit
+        return true
+    }
+
+    /// Whether `set(_:_:)` would store `value`: null, or a case that fits this column.
+    @inline(__always)
+    func accepts(_ value: Value) -> Bool {
+        switch (kind, value) {
+        case (_, .null), (.bool, .bool), (.int, .int), (.double, .double), (.date, .date), (.string, .string),
+            (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal):
+            return true
+        default: return false
+        }
+    }
+
+    /// Stores value `c` of each insert in `run` at its row, as `set` would row by row; every value must be one this
+    /// column `accepts`. A run of new rows is written a column at a time, so each array is checked for sharing once
+    /// per run rather than once per value, and the inserts are read in place (no retain of each row's values).
+    mutating func fill(_ c: Int, from inserts: UnsafeBufferPointer<ChangeSet.Insert>, _ run: Range<Int>) {
+        @inline(__always) func row(_ p: Int) -> Int { Int(inserts[p].id.serial & Leaf.mask) }
+        var nulls = self.nulls
+        switch kind {
+        case .bool:
+            var bits = self.bits
+            for p in run {
+                let bit: UInt64 = 1 << UInt64(row(p))
+                if case .bool(let b) = inserts[p].values[c] {
+                    bits = b ? bits | bit : bits & ~bit
+                    nulls &= ~bit
+                } else {
+                    bits &= ~bit
+                    nulls |= bit
+                }
+            }
+            self.bits = bits
+        case .int:
+            ints.withUnsafeMutableBufferPointer { out in
+                for p in run {
+                    let r = row(p)
+                    if case .int(let i) = inserts[p].values[c] {
+                        out[r] = i
+                        nulls &= ~(1 << UInt64(r))
+                    } else {
+                        nulls |= 1 << UInt64(r)
+                    }
+                }
+            }
+        case .double, .date:
+            doubles.withUnsafeMutableBufferPointer { out in
+                for p in run {
+                    let r = row(p)
+                    switch inserts[p].values[c] {
+                    case .double(let d):
+                        out[r] = d
+                        nulls &= ~(1 << UInt64(r))
+                    case .date(let d):
+                        out[r] = d.timeIntervalSinceReferenceDate
+                        nulls &= ~(1 << UInt64(r))
+                    default: nulls |= 1 << UInt64(r)
+                    }
+                }
+            }
+        case .string, .other:
+            self.nulls = nulls
+            for p in run { set(row(p), inserts[p].values[c]) }
+            return
+        }
+        self.nulls = nulls
+    }
+
+    /// Drops what row `row` holds, so a deleted object's strings and blobs are released.
+    mutating func clear(_ row: Int) {
+        switch kind {
+        case .string: if !strings.isEmpty(row) { strings.set(row, "") }
+        case .other: if !others[row].isNull { others[row] = .null }
+        case .bool: bits &= ~(1 << UInt64(row))
+        default: break
+        }
+    }
+}

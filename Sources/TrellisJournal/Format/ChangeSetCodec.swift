@@ -1,0 +1,282 @@
+import Foundation
+import TrellisCore
+import TrellisGraph
+
+/// The binary form of a `ChangeSet`: the payload of a journal record before compression.
+///
+/// Layout (every count and number a LEB128 varint unless noted; values as `ByteWriter.value` writes them):
+///
+///     inserts:  count, then per insert:  entity, serial, value count, values…
+///     updates:  count, then per update:  entity, serial, change count, then per change: attribute, old, new
+///     edits:    count, then per edit:    kind (1 link, 2 unlink), source entity, source serial, relationship,
+///                                        target entity, target serial
+///     deletes:  count, then per delete:  entity, serial, value count, values…,
+///                                        relationship count, then per relationship: target count, target serials…
+///                                        (target entity from the schema)
+///
+/// Positions, not names, identify attributes and relationships: the schema stored in the segment header says what
+/// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
+package enum ChangeSetCodec {
+    /// The payload of `changes`. `ahead` may hold sections encoded already (on another thread, while the commit
+    /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
+    /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
+    /// changes.deletes)`; they are copied in instead of encoded again.
+    static func encode(
+        _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
+    ) -> [UInt8] {
+        var rest = ahead
+        if var payload = rest.inserts.take() {
+            // The inserts section comes first, so the payload grows from it in place: it was made with room to
+            // spare (see `encodeInserts`), and taken, not copied, so a big insert's megabytes are not copied again.
+            let tail = encode(ChangeSet(updates: changes.updates, edits: changes.edits, deletes: changes.deletes), rest)
+            payload += tail[1...]  // the tail's own inserts section: a count of zero, one byte
+            return payload
+        }
+        return encode(changes, rest)
+    }
+
+    private static func encode(_ changes: ChangeSet, _ ahead: EncodedSections) -> [UInt8] {
+        var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
+        estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0) + (ahead.editsAndDeletes?.count ?? 0)
+        return ByteWriter.bytes(estimate: estimate) { w in
+            if let inserts = ahead.inserts { w.append(inserts) } else { encodeInserts(changes.inserts, into: &w) }
+            if let updates = ahead.updates { w.append(updates) } else { encodeUpdates(changes.updates, into: &w) }
+            if let rest = ahead.editsAndDeletes { w.append(rest) } else { encodeEditsAndDeletes(changes, into: &w) }
+        }
+    }
+
+    /// The payload's first section, the inserts: the same bytes `encode` writes for them.
+    package static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
+        var changes = ChangeSet()
+        changes.inserts = inserts
+        var bytes = ByteWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
+            encodeInserts(inserts, into: &w)
+        }
+        // Room for the sections that follow in a commit of inserts alone, so `encode` appends them in place.
+        bytes.reserveCapacity(bytes.count + Self.tailRoom)
+        return bytes
+    }
+
+    /// Spare bytes after an inserts section encoded ahead.
+    static let tailRoom = 4096
+
+    /// The payload's second section, the updates: the same bytes `encode` writes for them.
+    package static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [UInt8] {
+        var changes = ChangeSet()
+        changes.updates = updates
+        return ByteWriter.bytes(estimate: estimatedSize(changes, inserts: false, updates: true)) { w in
+            encodeUpdates(updates, into: &w)
+        }
+    }
+
+    private static func encodeInserts(_ inserts: [ChangeSet.Insert], into w: inout ByteWriter) {
+        w.varint(inserts.count)
+        for insert in inserts {
+            w.varint(UInt64(insert.id.entity))
+            w.varint(insert.id.serial)
+            w.varint(insert.values.count)
+            for v in insert.values { w.value(v) }
+        }
+    }
+
+    private static func encodeUpdates(_ updates: [ChangeSet.Update], into w: inout ByteWriter) {
+        w.varint(updates.count)
+        for update in updates {
+            w.varint(UInt64(update.id.entity))
+            w.varint(update.id.serial)
+            w.varint(update.changes.count)
+            for change in update.changes {
+                w.varint(change.attribute.index)
+                w.value(change.old)
+                w.value(change.new)
+            }
+        }
+    }
+
+    /// The sections after the updates.
+    private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout ByteWriter) {
+        encodeEditsAndDeletes(changes.edits, changes.deletes, into: &w)
+    }
+
+    /// The payload's last sections, the edits and the deletes: the same bytes `encode` writes for them.
+    package static func encodeEditsAndDeletes(
+        _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete]
+    ) -> [UInt8] {
+        ByteWriter.bytes(estimate: 64 + edits.count * 16 + deletes.count * 64) { w in
+            encodeEditsAndDeletes(edits, deletes, into: &w)
+        }
+    }
+
+    private static func encodeEditsAndDeletes(
+        _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete], into w: inout ByteWriter
+    ) {
+        w.varint(edits.count)
+        for edit in edits {
+            w.u8(edit.kind.rawValue)
+            w.varint(UInt64(edit.source.entity))
+            w.varint(edit.source.serial)
+            w.varint(edit.relationship.index)
+            w.varint(UInt64(edit.target.entity))
+            w.varint(edit.target.serial)
+        }
+        w.varint(deletes.count)
+        // Read in place through the buffers: iterating by value copied each delete's arrays (a retain and a release
+        // for each, for every deleted object).
+        deletes.withUnsafeBufferPointer { deletes in
+            for k in deletes.indices {
+                w.varint(UInt64(deletes[k].id.entity))
+                w.varint(deletes[k].id.serial)
+                let (values, relationships): ([Value], [[ObjectID]])
+                switch deletes[k].record {
+                case .row(let row):
+                    encode(row, into: &w)
+                    continue
+                case .given(let v, let r):
+                    (values, relationships) = (v, r)
+                }
+                w.varint(values.count)
+                values.withUnsafeBufferPointer { values in
+                    for v in values.indices { w.value(values[v]) }
+                }
+                w.varint(relationships.count)
+                relationships.withUnsafeBufferPointer { relationships in
+                    for r in relationships.indices {
+                        w.varint(relationships[r].count)
+                        relationships[r].withUnsafeBufferPointer { targets in
+                            for t in targets { w.varint(t.serial) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A deleted row's values and targets, read from its leaf: the same bytes as its `values` and `relationships`
+    /// would encode to, without building them (or a `String` for each text value).
+    private static func encode(_ deleted: DeletedRow, into w: inout ByteWriter) {
+        let r = deleted.row
+        let bit: UInt64 = 1 << UInt64(r)
+        deleted.leaf.columns.withUnsafeBufferPointer { columns in
+            w.varint(columns.count)
+            for c in columns.indices {
+                guard columns[c].nulls & bit == 0 else {
+                    w.value(.null)
+                    continue
+                }
+                switch columns[c].kind {
+                case .string:
+                    w.u8(ValueTag.string.rawValue)
+                    let span = columns[c].strings.span(r)
+                    columns[c].strings.bytes.withUnsafeBytes { w.blob(UnsafeRawBufferPointer(rebasing: $0[span])) }
+                default:
+                    w.value(columns[c].value(r))
+                }
+            }
+        }
+        w.varint(deleted.links.count)
+        for k in deleted.links.indices {
+            w.varint(deleted.leaf.targetCount(r, k))
+            deleted.leaf.forEachTarget(r, k) { w.varint($0) }
+        }
+    }
+
+    /// A guess at the encoded size, so that the writer rarely grows: the first insert's values (and the first
+    /// update's changes) stand for the rest, with a quarter more for variation.
+    private static func estimatedSize(_ changes: ChangeSet, inserts: Bool, updates: Bool) -> Int {
+        var size = 64 + changes.edits.count * 16 + changes.deletes.count * 64
+        if inserts, let first = changes.inserts.first {
+            size += changes.inserts.count * (8 + first.values.reduce(0) { $0 + estimatedSize($1) })
+        }
+        if updates, let first = changes.updates.first {
+            let perChange = first.changes.reduce(0) { $0 + 2 + estimatedSize($1.old) + estimatedSize($1.new) }
+            size += changes.updates.count * (8 + perChange)
+        }
+        return size + size / 4
+    }
+
+    private static func estimatedSize(_ value: Value) -> Int {
+        switch value {
+        case .null, .bool: return 1
+        case .int: return 5
+        case .double, .date: return 9
+        case .string(let s): return 2 + s.utf8.count
+        case .data(let d): return 2 + d.count
+        case .uuid: return 17
+        case .url, .decimal: return 32
+        }
+    }
+
+    /// Decodes a payload; the schema names the target entity of each deleted object's relationships. Throws
+    /// `TrellisError.corrupt` for anything that does not parse or does not fit the schema's shape.
+    static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws(TrellisError) -> ChangeSet {
+        var r = ByteReader(bytes, context: context)
+        var changes = ChangeSet()
+        let entityCount = schema.layouts.count
+        func entity() throws(TrellisError) -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }
+
+        let inserts = try r.count(minimumBytes: 3)
+        changes.inserts.reserveCapacity(inserts)
+        for _ in 0..<inserts {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count()
+            var values: [Value] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.value()) }
+            changes.inserts.append(.init(id: id, values: values))
+        }
+        let updates = try r.count(minimumBytes: 3)
+        changes.updates.reserveCapacity(updates)
+        for _ in 0..<updates {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count(minimumBytes: 3)
+            var update = ChangeSet.Update(id: id, changes: [])
+            update.changes.reserveCapacity(n)
+            for _ in 0..<n {
+                let attribute = try r.int(limit: Int(UInt32.max))
+                update.changes.append(
+                    .init(
+                        attribute: AttributeKey(entity: id.entity, index: attribute), old: try r.value(),
+                        new: try r.value()))
+            }
+            changes.updates.append(update)
+        }
+        let edits = try r.count(minimumBytes: 6)
+        changes.edits.reserveCapacity(edits)
+        for _ in 0..<edits {
+            let rawKind = try r.u8()
+            guard let kind = ChangeSet.RelationshipEdit.Kind(rawValue: rawKind) else {
+                throw r.failure("unknown edit kind \(rawKind)")
+            }
+            let source = ObjectID(entity: try entity(), serial: try r.varint())
+            let relationship = try r.int(limit: Int(UInt32.max))
+            let target = ObjectID(entity: try entity(), serial: try r.varint())
+            changes.edits.append(.init(kind, source: source, relationship: relationship, target: target))
+        }
+        let deletes = try r.count(minimumBytes: 4)
+        changes.deletes.reserveCapacity(deletes)
+        for _ in 0..<deletes {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            let n = try r.count()
+            var values: [Value] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n { values.append(try r.value()) }
+            let relationships = schema.layouts[Int(id.entity)].relationships
+            let k = try r.count()
+            guard k == relationships.count else {
+                throw r.failure("delete of \(id) lists \(k) relationships; its entity has \(relationships.count)")
+            }
+            var links: [[ObjectID]] = []
+            links.reserveCapacity(k)
+            for rel in relationships {
+                let m = try r.count()
+                var targets: [ObjectID] = []
+                targets.reserveCapacity(m)
+                for _ in 0..<m { targets.append(ObjectID(entity: rel.target, serial: try r.varint())) }
+                links.append(targets)
+            }
+            changes.deletes.append(.init(id: id, values: values, relationships: links))
+        }
+        guard r.isAtEnd else { throw r.failure("\(r.remaining) unexpected trailing bytes") }
+        return changes
+    }
+}

@@ -1,0 +1,58 @@
+import TrellisCore
+import TrellisGraph
+
+/// Constants of the on-disk format, version 4 (`journal-format.md` at the repository root explains each choice).
+package enum JournalFormat {
+    /// The version this build writes. Versions 2 and 3 changed only the checkpoint: columnar chunks (record type 4),
+    /// then stored index order (record type 5).
+    static let version: UInt16 = 4
+    /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
+    /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte
+    /// for byte what version 3 writes.
+    static let readableVersions: ClosedRange<UInt16> = 1...4
+    /// PNG-style magics: a high byte first (catches 7-bit transfers), a name, CR LF (catches line-ending
+    /// conversion), ^Z and LF.
+    package static let segmentMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R J
+    static let checkpointMagic: [UInt8] = [0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R C
+    static let manifestMagic: [UInt8] = [0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A]  // \x89 T R M
+
+    package static let manifestName = "MANIFEST"
+    package static let lockName = "LOCK"
+    static let temporarySuffix = ".tmp"
+    static let segmentPrefix = "segment-"
+    static let segmentSuffix = ".trj"
+    static let checkpointPrefix = "checkpoint-"
+    static let checkpointSuffix = ".trc"
+
+    /// Every record starts on a multiple of 8, so its 8-byte checksum-and-length word never straddles a sector and
+    /// is written whole or not at all.
+    static let alignment = 8
+    /// The largest stored or uncompressed record payload a reader accepts, and the largest commit a writer takes.
+    static let maxRecordBytes = 512 << 20
+    /// deflate cannot expand more than about 1032:1; a claimed uncompressed size beyond that is damage, and refusing
+    /// it bounds what a damaged length can make the reader allocate.
+    static let maxCompressionRatio = 1100
+    /// The largest header (schema included) and manifest a reader accepts.
+    static let maxHeaderBytes = 16 << 20
+
+    package static func segmentName(_ id: UInt64) -> String { segmentPrefix + hex16(id) + segmentSuffix }
+    static func checkpointName(_ sequence: UInt64) -> String { checkpointPrefix + hex16(sequence) + checkpointSuffix }
+
+    package static func hex16(_ v: UInt64) -> String {
+        let digits = String(v, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// The id in a segment file name, or nil for any other name.
+    static func segmentID(_ name: String) -> UInt64? { number(name, segmentPrefix, segmentSuffix) }
+
+    /// The sequence number in a checkpoint file name, or nil for any other name.
+    static func checkpointSequence(_ name: String) -> UInt64? { number(name, checkpointPrefix, checkpointSuffix) }
+
+    private static func number(_ name: String, _ prefix: String, _ suffix: String) -> UInt64? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + 16 + suffix.count else {
+            return nil
+        }
+        return UInt64(name.dropFirst(prefix.count).prefix(16), radix: 16)
+    }
+}

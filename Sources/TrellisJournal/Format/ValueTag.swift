@@ -1,0 +1,92 @@
+import Foundation
+import TrellisCore
+
+/// The tag byte that starts every encoded `Value`. Part of the journal format: never renumber.
+///
+/// `ByteWriter.value(_:)` and `ByteReader.value()` below are the one value codec: change sets, checkpoints (values of
+/// other kinds), schemas (defaults) and migration records all write and read values through them.
+enum ValueTag: UInt8 {
+    case null = 0
+    case boolFalse = 1
+    case boolTrue = 2
+    /// Zigzag varint.
+    case int = 3
+    /// IEEE 754 bit pattern, 8 bytes little-endian (every double, NaN payloads and -0.0 included, round-trips).
+    case double = 4
+    /// Varint length + UTF-8.
+    case string = 5
+    /// Seconds since 2001-01-01 as an IEEE 754 bit pattern, as `Date` holds it.
+    case date = 6
+    /// Varint length + bytes.
+    case data = 7
+    /// 16 bytes.
+    case uuid = 8
+    /// Varint length + the absolute string in UTF-8.
+    case url = 9
+    /// Varint length + the decimal in plain text ("-12.5"), which `Decimal(string:)` reads back exactly.
+    case decimal = 10
+    case decimalNaN = 11
+}
+
+extension ByteWriter {
+    /// A tag byte, then the value's bytes as its tag says.
+    mutating func value(_ value: Value) {
+        switch value {
+        case .null: u8(ValueTag.null.rawValue)
+        case .bool(let b): u8(b ? ValueTag.boolTrue.rawValue : ValueTag.boolFalse.rawValue)
+        case .int(let i): u8(ValueTag.int.rawValue, signed: i)
+        case .double(let d): u8(ValueTag.double.rawValue, u64: d.bitPattern)
+        case .string(let s):
+            u8(ValueTag.string.rawValue)
+            string(s)
+        case .date(let d): u8(ValueTag.date.rawValue, u64: d.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let d):
+            u8(ValueTag.data.rawValue)
+            d.withUnsafeBytes { blob($0) }
+        case .uuid(let u):
+            u8(ValueTag.uuid.rawValue)
+            withUnsafeBytes(of: u.uuid) { append($0) }
+        case .url(let u):
+            u8(ValueTag.url.rawValue)
+            string(u.absoluteString)
+        case .decimal(let d):
+            if d.isNaN {
+                u8(ValueTag.decimalNaN.rawValue)
+            } else {
+                u8(ValueTag.decimal.rawValue)
+                string(d.description)
+            }
+        }
+    }
+}
+
+extension ByteReader {
+    /// A value as `ByteWriter.value(_:)` writes it.
+    mutating func value() throws(TrellisError) -> Value {
+        let raw = try u8()
+        switch raw {
+        case ValueTag.null.rawValue: return .null
+        case ValueTag.boolFalse.rawValue: return .bool(false)
+        case ValueTag.boolTrue.rawValue: return .bool(true)
+        case ValueTag.int.rawValue: return .int(try signed())
+        case ValueTag.double.rawValue: return .double(Double(bitPattern: try u64()))
+        case ValueTag.string.rawValue: return .string(try string())
+        case ValueTag.date.rawValue:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64())))
+        case ValueTag.data.rawValue: return .data(try data())
+        case ValueTag.uuid.rawValue: return .uuid(try uuid())
+        case ValueTag.url.rawValue:
+            let text = try string()
+            guard let url = URL(string: text) else { throw failure("unreadable URL") }
+            return .url(url)
+        case ValueTag.decimal.rawValue:
+            let text = try string()
+            guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw failure("unreadable decimal")
+            }
+            return .decimal(d)
+        case ValueTag.decimalNaN.rawValue: return .decimal(.nan)
+        default: throw failure("unknown value tag \(raw)")
+        }
+    }
+}

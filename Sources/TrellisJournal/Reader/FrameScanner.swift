@@ -1,0 +1,112 @@
+import TrellisCore
+import TrellisGraph
+
+/// What is at one offset of a segment or checkpoint body.
+enum ScanStep {
+    case end
+    case frame(Frame)
+    case damage(JournalProblem.Kind, String)
+}
+
+/// Reads frames one at a time from a file body, checking each completely (bounds, checksum, type) before anyone
+/// uses it, and finds the next valid frame after damage.
+struct FrameScanner {
+    var window: FileWindow
+    let file: String
+    let salt: UInt64
+    /// Salts of the store's other files, to tell a stale frame (class `.salt`) from plain damage.
+    let otherSalts: [UInt64]
+    let knownTypes: Set<UInt8>
+
+    init(_ file: any LayerFile, name: String, size: Int, salt: UInt64, otherSalts: [UInt64], knownTypes: Set<UInt8>) {
+        self.window = FileWindow(file, size: size)
+        self.file = name
+        self.salt = salt
+        self.otherSalts = otherSalts
+        self.knownTypes = knownTypes
+    }
+
+    var size: Int { window.size }
+
+    mutating func step(at offset: Int) throws -> ScanStep {
+        let left = size - offset
+        if left <= 0 { return .end }
+        if left < FrameHeader.size {
+            let tail = try window.bytes(at: offset, count: left)
+            return tail.allSatisfy({ $0 == 0 })
+                ? .damage(.zeroed, "\(left) zero bytes") : .damage(.length, "a partial frame header of \(left) bytes")
+        }
+        // A file may be shorter than when its size was taken (a writer dropping a torn tail while a reader looks).
+        let frameStart = try window.bytes(at: offset, count: FrameHeader.size)
+        guard frameStart.count == FrameHeader.size else {
+            return .damage(.length, "the file ends inside a frame header (it shrank while being read)")
+        }
+        let header = FrameHeader(frameStart)
+        if header.isAllZero { return .damage(.zeroed, "a zeroed frame header") }
+        // The whole frame, padding included, must be there: a frame cut short even in its padding was torn by a
+        // write that never completed, so no sync (and no acknowledgement) can have covered it.
+        guard header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
+            return .damage(
+                .length,
+                "stored length \(header.storedLength) exceeds the \(left - FrameHeader.size) bytes left in the file")
+        }
+        // The header's bytes first, from the window that holds them: reading the payload may move the window past
+        // them, and reading them after it read the window again (a second 1 MiB read for every window of a file).
+        let headerBytes = try window.bytes(at: offset + 4, count: FrameHeader.size - 4)
+        let stored = try window.bytes(at: offset + FrameHeader.size, count: header.storedLength)
+        let expected = RecordFrame.checksum(salt: salt, header: headerBytes, stored: stored)
+        guard expected == header.checksum else {
+            for other in otherSalts where other != salt {
+                if RecordFrame.checksum(salt: other, header: headerBytes, stored: stored) == header.checksum {
+                    return .damage(.salt, "a valid record of another file (salt \(other)) in sequence position")
+                }
+            }
+            return .damage(.checksum, "checksum mismatch for record \(header.sequence) of \(header.storedLength) bytes")
+        }
+        guard knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0 else {
+            return .damage(.unknownType, "record type \(header.type) is unknown to this build")
+        }
+        guard let codec = RecordCodec(rawValue: header.codec) else {
+            return .damage(.unknownType, "compression codec \(header.codec) is unknown to this build")
+        }
+        let ratioBound = header.storedLength * JournalFormat.maxCompressionRatio + 64
+        let plausible =
+            codec == .none
+            ? header.uncompressedLength == header.storedLength
+            : header.uncompressedLength <= min(JournalFormat.maxRecordBytes, ratioBound)
+        guard plausible else {
+            return .damage(.length, "uncompressed length \(header.uncompressedLength) is impossible")
+        }
+        return .frame(Frame(offset: offset, header: header, stored: Array(stored)))
+    }
+
+    /// Whether every byte from `offset` to the end of the file is zero.
+    mutating func isZero(from offset: Int) throws -> Bool {
+        var at = offset
+        while at < size {
+            let n = min(size - at, 1 << 16)
+            guard try window.bytes(at: at, count: n).allSatisfy({ $0 == 0 }) else { return false }
+            at += n
+        }
+        return true
+    }
+
+    /// The offset of the first valid frame after `offset`, trying every aligned position; nil when none follows.
+    /// Cheap tests (lengths, type, codec) go first, so the checksum runs on few candidates.
+    mutating func nextValidFrame(after offset: Int) throws -> Int? {
+        var candidate = RecordFrame.align(offset + 1)
+        while candidate + FrameHeader.size <= size {
+            defer { candidate += JournalFormat.alignment }
+            let headerBytes = try window.bytes(at: candidate, count: FrameHeader.size)
+            guard headerBytes.count == FrameHeader.size else { return nil }
+            let header = FrameHeader(headerBytes)
+            guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
+                header.frameSize <= size - candidate,
+                header.flags == 0, RecordCodec(rawValue: header.codec) != nil,
+                knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0
+            else { continue }
+            if case .frame = try step(at: candidate) { return candidate }
+        }
+        return nil
+    }
+}

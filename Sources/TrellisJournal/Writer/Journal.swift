@@ -1,0 +1,231 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TrellisCore
+import TrellisGraph
+
+/// The durable side of a directory store: a flusher thread that appends commits' records to the current segment,
+/// syncs them (group commit: one sync for every record queued meanwhile), rotates segments, and starts compactions,
+/// which write checkpoints on a thread of their own.
+///
+/// The store's writer hands each commit over in sequence order (`enqueue`), inside its commit lock; everything else
+/// happens here, off the writer's and the readers' threads. The first write or sync error fails the journal for good:
+/// the error is kept, every waiting and later commit gets it, and nothing is written again (an fsync that failed is
+/// never retried: the kernel may already have dropped the data it was meant to keep).
+package final class Journal: Sendable {
+    /// A resolved commit on its way to disk.
+    struct Entry: Sendable {
+        let sequence: UInt64
+        let time: Int64
+        let payload: [UInt8]
+        let commit: Commit
+        /// Completed once the record is durable (`.perCommit`), nil otherwise.
+        let ticket: Ticket?
+    }
+
+    /// What other threads hand to the flusher.
+    struct Inbox: Sendable {
+        var entries: [Entry] = []
+        /// Payload bytes of `entries`.
+        var queuedBytes = 0
+        /// When the oldest of `entries` was queued.
+        var oldestQueued = DispatchTime.distantFuture
+        var flushTickets: [Ticket] = []
+        var compactionTickets: [Ticket] = []
+        var compactionRequested = false
+        var closing = false
+        var closeTickets: [Ticket] = []
+        var closed = false
+    }
+
+    /// The flusher's own state (only its thread locks it, except during open and close).
+    struct WriterSide: Sendable {
+        var segment: OpenSegment?
+        var lastWritten: UInt64
+        var lastWrittenGraph: Graph
+        var unsynced = false
+        var lastSync = DispatchTime.now()
+    }
+
+    /// What the flusher and the compaction thread share: the manifest (whose writes they take turns at) and byte
+    /// counts for the compaction policy.
+    struct FilesState: Sendable {
+        var manifest: Manifest
+        var segmentBytes: [UInt64: Int]
+        var compactionRunning = false
+        var compactionDone: Ticket?
+        var compactions = 0
+    }
+
+    let layer: any FileLayer
+    let directory: String
+    let schema: Schema
+    let options: StoreOptions
+    let lock: any LayerLock
+    let inbox = Mutex(Inbox())
+    let wake = DispatchSemaphore(value: 0)
+    let failureState = Mutex<TrellisError?>(nil)
+    let writer: Mutex<WriterSide>
+    let files: Mutex<FilesState>
+    let delivery = Mutex(WeakPublisher())
+
+    package init(
+        layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions, lock: any LayerLock,
+        segment: OpenSegment, graph: Graph, manifest: Manifest, segmentBytes: [UInt64: Int]
+    ) {
+        self.layer = layer
+        self.directory = directory
+        self.schema = schema
+        self.options = options
+        self.lock = lock
+        self.writer = Mutex(WriterSide(segment: segment, lastWritten: graph.sequence, lastWrittenGraph: graph))
+        self.files = Mutex(FilesState(manifest: manifest, segmentBytes: segmentBytes))
+    }
+
+    /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) on the flusher thread,
+    /// in order.
+    ///
+    /// A direct call through a weak reference, not a closure: taking a `@Sendable` closure out of a
+    /// `Mutex<(@Sendable (…) -> Void)?>` and calling it costs the flusher a large part of a one-object durable commit.
+    package func start(publisher: any DurablePublisher) {
+        delivery.withLock { $0.target = publisher }
+        let thread = Thread { [self] in run() }
+        thread.name = "Trellis flusher"
+        thread.start()
+    }
+
+    package var failure: TrellisError? { failureState.withLock { $0 } }
+
+    // MARK: Requests from other threads
+
+    /// Without per-commit durability, records wait in the inbox for at most this long, or until this many records or
+    /// bytes are queued, and are then written in one go. Waking the flusher for each commit cost a burst of small
+    /// commits two thread switches apiece and set both threads fighting over the allocator's lock.
+    static let relaxedWriteDelay = 0.005
+    static let relaxedBatchRecords = 512
+    static let relaxedBatchBytes = 1 << 20
+
+    /// Queues a commit's record; call in sequence order.
+    func enqueue(_ entry: Entry) {
+        let perCommit = options.durability == .perCommit
+        let wakeFlusher = inbox.withLock { box -> Bool in
+            let wasEmpty = box.entries.isEmpty
+            if wasEmpty { box.oldestQueued = DispatchTime.now() }
+            box.entries.append(entry)
+            box.queuedBytes += entry.payload.count
+            if perCommit { return wasEmpty }
+            // The flusher's timed wait picks the first record up; only a full batch wakes it early (once).
+            return wasEmpty
+                || (box.entries.count == Self.relaxedBatchRecords
+                    || (box.queuedBytes >= Self.relaxedBatchBytes
+                        && box.queuedBytes - entry.payload.count < Self.relaxedBatchBytes))
+        }
+        if wakeFlusher { wake.signal() }
+    }
+
+    /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability
+    /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order.
+    /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`).
+    package func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
+        if let failure { throw failure }
+        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
+        guard payload.count <= JournalFormat.maxRecordBytes else {
+            throw TrellisError(
+                .invalidArgument,
+                "the commit encodes to \(payload.count) bytes, more than the \(JournalFormat.maxRecordBytes) a journal "
+                    + "record may hold; split it into several commits")
+        }
+        let ticket = options.durability == .perCommit ? Ticket() : nil
+        enqueue(
+            Entry(
+                sequence: commit.sequence, time: RecordFrame.microseconds(Date()), payload: payload, commit: commit,
+                ticket: ticket))
+        return ticket
+    }
+
+    /// Returns once everything queued before the call is durable; throws the journal's failure.
+    package func flush() throws {
+        let ticket = Ticket()
+        try submit { $0.flushTickets.append(ticket) }
+        try ticket.wait()
+    }
+
+    /// Rotates to a new segment, writes a checkpoint of the newest written version in the background and commits
+    /// it through the manifest; returns when that is done (others keep reading and committing meanwhile).
+    package func compact() throws {
+        let ticket = Ticket()
+        try submit {
+            $0.compactionTickets.append(ticket)
+            $0.compactionRequested = true
+        }
+        try ticket.wait()
+    }
+
+    /// Writes and syncs what is queued, waits for a running compaction, closes the files and releases the lock.
+    /// Throws the journal's failure, if it failed at any time.
+    package func close() throws {
+        let ticket = Ticket()
+        let alreadyClosed = inbox.withLock { box -> Bool in
+            if box.closed { return true }
+            box.closing = true
+            box.closeTickets.append(ticket)
+            return false
+        }
+        if alreadyClosed { return }
+        wake.signal()
+        try ticket.wait()
+    }
+
+    private func submit(_ change: (inout Inbox) -> Void) throws {
+        if let failure { throw failure }
+        try inbox.withLock { box in
+            guard !box.closing, !box.closed else {
+                throw TrellisError(.readOnly, "the store at \(directory) is closed")
+            }
+            change(&box)
+        }
+        wake.signal()
+    }
+
+    func finishClosing() {
+        if let done = files.withLock({ $0.compactionDone }) { try? done.wait() }
+        writer.withLock { w in
+            w.segment?.file.close()
+            w.segment = nil
+        }
+        lock.release()
+        let (tickets, pending, flushes) = inbox.withLock { box in
+            box.closed = true
+            defer {
+                box.closeTickets = []
+                box.compactionTickets = []
+                box.flushTickets = []
+            }
+            return (box.closeTickets, box.compactionTickets, box.flushTickets)
+        }
+        let closed = TrellisError(.readOnly, "the store at \(directory) is closed")
+        for ticket in pending + flushes { ticket.complete(failure ?? closed) }
+        for ticket in tickets { ticket.complete(failure) }
+    }
+
+    /// Records the first failure for good and returns the error every commit gets from now on.
+    @discardableResult
+    func fail(_ error: any Error) -> TrellisError {
+        failureState.withLock { state in
+            if let state { return state }
+            let cause = (error as? TrellisError)?.message ?? "\(error)"
+            let failure = TrellisError(
+                .failed,
+                "the store at \(directory) stopped writing after an I/O error and is read-only until reopened "
+                    + "(commits not yet acknowledged were not saved): \(cause)")
+            state = failure
+            return failure
+        }
+    }
+
+    /// How many compactions have committed since open (tests and tools).
+    var compactionCount: Int { files.withLock { $0.compactions } }
+
+    /// The manifest in force.
+    var manifest: Manifest { files.withLock { $0.manifest } }
+}

@@ -1,0 +1,40 @@
+import Synchronization
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// A model class bound to one store's schema: its entity number and, per property ordinal, the attribute or
+/// relationship position in that entity.
+final class EntityBinding: Sendable {
+    enum Column: Sendable {
+        case attribute(Int)
+        case relationship(Int)
+    }
+
+    let metadata: ModelMetadata
+    let entity: UInt32
+    let columns: [Column]
+
+    init(_ metadata: ModelMetadata, schema: Schema) throws {
+        self.metadata = metadata
+        let entity = try schema.entityNumber(metadata.entityName)
+        let layout = schema.layouts[Int(entity)]
+        self.entity = entity
+        self.columns = try zip(metadata.names, metadata.properties).map { name, property in
+            switch property {
+            case .attribute: return .attribute(try layout.attributeIndex(name))
+            case .relationship: return .relationship(try layout.relationshipIndex(name))
+            }
+        }
+    }
+
+    func attribute(_ ordinal: Int) -> Int {
+        guard case .attribute(let a) = columns[ordinal] else { preconditionFailure("not an attribute") }
+        return a
+    }
+
+    func relationship(_ ordinal: Int) -> Int {
+        guard case .relationship(let r) = columns[ordinal] else { preconditionFailure("not a relationship") }
+        return r
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// A Foundation predicate expression that knows its compiled form.
+protocol CompilableExpression {
+    func compile(_ compiler: PredicateCompiler) -> QueryExpression
+}
+
+/// Key paths on collections of models that compile to counts.
+protocol ToManyCollection {
+    static var countKeyPath: AnyKeyPath { get }
+    static var isEmptyKeyPath: AnyKeyPath { get }
+}
+
+extension Array: ToManyCollection where Element: Model {
+    static var countKeyPath: AnyKeyPath { \[Element].count }
+    static var isEmptyKeyPath: AnyKeyPath { \[Element].isEmpty }
+}
+
+extension PredicateExpressions.Variable: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { c.variable(key) }
+}
+
+extension PredicateExpressions.KeyPath: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let base = c.compile(root)
+        if let type = Root.Output.self as? Model.Type {
+            return c.property(of: base, type, keyPath)
+        }
+        if let collection = Root.Output.self as? any ToManyCollection.Type, case .targets = base {
+            if keyPath == collection.countKeyPath { return .count(base) }
+            if keyPath == collection.isEmptyKeyPath { return .compare(.equal, .count(base), .constant(.int(0))) }
+        }
+        return .opaque
+    }
+}
+
+extension PredicateExpressions.Value: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { PredicateCompiler.constant(value) }
+}
+
+extension PredicateExpressions.NilLiteral: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .constant(.null) }
+}
+
+extension PredicateExpressions.Equal: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .compare(.equal, c.compile(lhs), c.compile(rhs)) }
+}
+
+extension PredicateExpressions.NotEqual: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .compare(.notEqual, c.compile(lhs), c.compile(rhs)) }
+}
+
+extension PredicateExpressions.Comparison: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let comparison: QueryExpression.Comparison
+        switch op {
+        case .lessThan: comparison = .less
+        case .lessThanOrEqual: comparison = .lessOrEqual
+        case .greaterThan: comparison = .greater
+        case .greaterThanOrEqual: comparison = .greaterOrEqual
+        }
+        return .compare(comparison, c.compile(lhs), c.compile(rhs))
+    }
+}
+
+extension PredicateExpressions.Conjunction: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .and(c.compile(lhs), c.compile(rhs)) }
+}
+
+extension PredicateExpressions.Disjunction: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .or(c.compile(lhs), c.compile(rhs)) }
+}
+
+extension PredicateExpressions.Negation: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .not(c.compile(wrapped)) }
+}
+
+extension PredicateExpressions.SequenceContains: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        guard case .list(let values) = c.compile(sequence) else { return .opaque }
+        return .isIn(c.compile(element), values)
+    }
+}
+
+extension PredicateExpressions.SequenceContainsWhere: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let targets = c.compile(sequence)
+        guard case .targets = targets else { return .opaque }
+        let slot = c.newSlot()
+        c.bind(variable.key, .object(slot: slot, hops: []))
+        return .quantified(all: false, targets, slot: slot, c.compile(test))
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let targets = c.compile(sequence)
+        guard case .targets = targets else { return .opaque }
+        let slot = c.newSlot()
+        c.bind(variable.key, .object(slot: slot, hops: []))
+        return .quantified(all: true, targets, slot: slot, c.compile(test))
+    }
+}
+
+extension PredicateExpressions.NilCoalesce: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .coalesce(c.compile(lhs), c.compile(rhs)) }
+}
+
+extension PredicateExpressions.OptionalFlatMap: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let inner = c.compile(wrapped)
+        c.bind(variable.key, inner)
+        return .flatMap(inner, c.compile(transform))
+    }
+}
+
+extension PredicateExpressions.Conditional: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        .conditional(c.compile(test), c.compile(trueBranch), c.compile(falseBranch))
+    }
+}
+
+extension PredicateExpressions.Arithmetic: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let arithmetic: QueryExpression.Arithmetic
+        switch op {
+        case .add: arithmetic = .add
+        case .subtract: arithmetic = .subtract
+        case .multiply: arithmetic = .multiply
+        }
+        return .arithmetic(arithmetic, c.compile(lhs), c.compile(rhs))
+    }
+}
+
+extension PredicateExpressions.UnaryMinus: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression { .negate(c.compile(wrapped)) }
+}
+
+extension PredicateExpressions.CollectionContainsCollection: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        guard Base.Output.self == String.self, Other.Output.self == String.self else { return .opaque }
+        return .stringContains(c.compile(base), c.compile(other))
+    }
+}
+
+extension PredicateExpressions.SequenceStartsWith: CompilableExpression {
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        guard Base.Output.self == String.self, Prefix.Output.self == String.self else { return .opaque }
+        return .stringHasPrefix(c.compile(base), c.compile(prefix))
+    }
+}

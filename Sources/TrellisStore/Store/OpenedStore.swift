@@ -1,0 +1,14 @@
+import Foundation
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// What opening a directory store produced, for `Store.init(directory:schema:options:)`.
+struct OpenedStore {
+    var graph: Graph
+    /// The writer side; nil for a read-only open.
+    var journal: Journal?
+    var report: RecoveryReport
+    /// Salvage skipped damage: the store rewrites itself as a checkpoint before it serves.
+    var needsRewrite: Bool
+}

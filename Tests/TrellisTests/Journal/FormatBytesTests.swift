@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+
+/// The bytes the encoders write, pinned: a digest of what each encoder writes for fixed inputs, recorded when the
+/// value codec was unified (issue 15). Any change to a byte of the format changes a digest; a deliberate format change
+/// records the new digests along with its version bump.
+@Suite struct FormatBytesTests {
+    /// Change-set payloads of seeded random change sets (every value kind, NaNs and extremes included).
+    @Test func changeSetPayloadsAreUnchanged() {
+        var random = SeededRandom(seed: 2024)
+        var crc: UInt32 = 0
+        for round in 0..<200 {
+            let changes = ChangeSetCodecTests.randomChangeSet(&random, size: round % 10 == 0 ? 300 : 10)
+            crc = Zlib.crc32(crc, ChangeSetCodec.encode(changes, schema: ChangeSetCodecTests.schema))
+        }
+        #expect(crc == Self.changeSets, "digest \(String(crc, radix: 16))")
+    }
+
+    /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated).
+    @Test func schemasHeadersManifestsAndFramesAreUnchanged() {
+        var crc: UInt32 = 0
+        for schema in [JournalWorkload.schema, CheckpointColumnsTests.schema] {
+            let bytes = SchemaCodec.encode(schema)
+            crc = Zlib.crc32(crc, bytes)
+            let header = FileHeader(
+                magic: JournalFormat.segmentMagic, id: 3, sequence: 1 << 40, salt: 0x0123_4567_89ab_cdef,
+                fingerprint: schema.fingerprint, schemaBytes: bytes)
+            crc = Zlib.crc32(crc, header.encoded())
+            crc = Zlib.crc32(
+                crc,
+                RecordFrame.encode(
+                    type: .changeSet, payload: bytes, sequence: 77, time: -5, salt: header.salt, compressionLevel: nil))
+        }
+        let manifest = Manifest(
+            generation: 9, fingerprint: 0xfeed_f00d, checkpointSequence: 1234, checkpointBytes: 1 << 33,
+            firstSegment: 4, lastSegment: 6)
+        crc = Zlib.crc32(crc, manifest.encoded())
+        #expect(crc == Self.headers, "digest \(String(crc, radix: 16))")
+    }
+
+    /// Checkpoint column chunks and index orders of seeded random graphs. Level 0 makes every section stored (a zlib
+    /// stream at level 0 never saves a byte), so the digest does not depend on the zlib build.
+    @Test func checkpointChunksAreUnchanged() {
+        var crc: UInt32 = 0
+        for seed: UInt64 in [1, 2, 3] {
+            let graph = CheckpointColumnsTests.randomGraph(seed: seed, rows: 400)
+            for (e, layout) in graph.schema.layouts.enumerated() {
+                var parts: [CheckpointColumns.Part] = []
+                for (key, leaf) in graph.tables[e].leaves {
+                    parts.append(CheckpointColumns.Part(key: key, leaf: leaf, mask: leaf.present))
+                }
+                crc = Zlib.crc32(crc, CheckpointColumns.encode(entity: e, layout: layout, parts: parts, level: 0))
+                for i in layout.indexes.indices {
+                    guard let places = CheckpointIndexOrder.places(graph.tables[e], index: i) else { continue }
+                    crc = Zlib.crc32(
+                        crc, CheckpointIndexOrder.encode(entity: e, index: i, places: places, level: 0))
+                }
+            }
+        }
+        #expect(crc == Self.checkpoints, "digest \(String(crc, radix: 16))")
+    }
+
+    /// One value of every tag, against bytes written out by hand from journal-format.md.
+    @Test func everyValueTagWritesItsSpecifiedBytes() throws {
+        let uuid = UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+        let cases: [(Value, [UInt8])] = [
+            (.null, [0]), (.bool(false), [1]), (.bool(true), [2]),
+            (.int(0), [3, 0]), (.int(-1), [3, 1]), (.int(1), [3, 2]), (.int(-65), [3, 0x81, 0x01]),
+            (.int(.min), [3] + [UInt8](repeating: 0xff, count: 9) + [0x01]),
+            (.double(1), [4, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]),
+            (.string("é"), [5, 2, 0xc3, 0xa9]),
+            (.date(Date(timeIntervalSinceReferenceDate: -2)), [6, 0, 0, 0, 0, 0, 0, 0, 0xc0]),
+            (.data(Data([1, 2])), [7, 2, 1, 2]),
+            (.uuid(uuid), [8] + Array(0...15)),
+            (.url(URL(string: "https://a.b")!), [9, 11] + Array("https://a.b".utf8)),
+            (.decimal(Decimal(string: "-12.5")!), [10, 5] + Array("-12.5".utf8)),
+            (.decimal(.nan), [11]),
+        ]
+        for (value, expected) in cases {
+            let bytes = ByteWriter.bytes { $0.value(value) }
+            #expect(bytes == expected, "\(value)")
+            var r = ByteReader(bytes, context: "test")
+            #expect(try r.value().isIdentical(to: value) && r.isAtEnd, "\(value)")
+        }
+        let fixed = ByteWriter.bytes { w in
+            w.u16(0x0102)
+            w.u32(0x0304_0506)
+            w.u64(0x0708_090a_0b0c_0d0e)
+            w.blob([0xaa])
+            w.pad(to: 8)
+            w.setU32(0xdead_beef, at: 12)
+        }
+        #expect(fixed == [2, 1, 6, 5, 4, 3, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0xef, 0xbe, 0xad, 0xde])
+    }
+
+    static let changeSets: UInt32 = 0x487b_e75c
+    static let headers: UInt32 = 0x9af9_b892
+    static let checkpoints: UInt32 = 0x1dd8_ec51
+}
