@@ -203,11 +203,14 @@ import Testing
             changes.inserts.append(.init(id: randomID(&random), values: values))
         }
         for _ in 0..<count() {
+            // Drawn in the order the pinned digests (FormatBytesTests) were recorded with: the changes, then the ID.
+            let drawn = (0..<Int(random.next() % 4)).map { _ in
+                (index: Int(random.next() % 20), old: randomValue(&random), new: randomValue(&random))
+            }
             let id = randomID(&random)
-            let c = (0..<Int(random.next() % 4)).map { _ in
+            let c = drawn.map {
                 ChangeSet.AttributeChange(
-                    attribute: AttributeKey(entity: id.entity, index: Int(random.next() % 20)),
-                    old: randomValue(&random), new: randomValue(&random))
+                    attribute: AttributeKey(entity: id.entity, index: $0.index), old: $0.old, new: $0.new)
             }
             changes.updates.append(.init(id: id, changes: c))
         }
