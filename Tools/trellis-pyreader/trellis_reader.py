@@ -438,6 +438,11 @@ def read_header(data, magic, name):
     # § File headers: H is exactly 60 + L rounded up to a multiple of 8; frames start at H.
     if h.length != align8(60 + schema_length):
         raise bad(f"header length {h.length} is not {align8(60 + schema_length)} (60 + L rounded up to 8)")
+    # § File headers: flags and reserved 0, padding zero, field 24 below 2^60.
+    if h.flags != 0 or struct.unpack("<I", data[52:56])[0] != 0 or any(data[60 + schema_length:h.length]):
+        raise bad("nonzero flags, reserved field or padding")
+    if h.sequence >= 1 << 60:
+        raise bad(f"sequence number {h.sequence} out of range")
     try:
         h.schema = decode_schema(h.schema_bytes)
     except Bad as e:
@@ -1065,9 +1070,13 @@ def load_checkpoint(directory, name, expected_sequence, report):
         if step[0] == "damage":
             raise Damage(step[1], name, offset, step[2])
         f = step[1]
+        if f.type & IGNORABLE:
+            # § Ignorable types: checked, then skipped; no chunk number, never loaded as data.
+            offset += f.size
+            continue
         if f.sequence != expected_chunk:
             raise Damage("sequence gap", name, offset, f"chunk {f.sequence} where {expected_chunk} was due")
-        if f.type & IGNORABLE or f.type not in known:
+        if f.type not in known:
             raise Damage("unknown type", name, offset, f"frame type {f.type} in a checkpoint")
         expected_chunk += 1
         payload = frame_payload(f, name)

@@ -30,9 +30,22 @@ enum ValueFormat {
         }
     }
 
-    /// `2026-11-29T11:30:01.123456Z`: record times are kept to the microsecond, so the text keeps them too.
+    /// `2026-11-29T11:30:01.123456Z`: record times are kept to the microsecond, so the text keeps them too. A date
+    /// no calendar text can hold (NaN, infinite, before year 1 or after 9999: a store may hold any double) is
+    /// printed as its seconds since 1970 instead (`nan s`, `inf s`, `1e+300 s`), never trapped on.
     static func timestamp(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = date.timeIntervalSince1970
+        // Years 1 to 9999: -62,135,596,800 s to 253,402,300,799 s since 1970.
+        guard seconds.isFinite, seconds >= -62_135_596_800, seconds < 253_402_300_800 else {
+            return "\(seconds) s"
+        }
+        return timestamp(microseconds: Int64((seconds * 1_000_000).rounded()))
+    }
+
+    /// A record's time, microseconds since 1970 as its frame holds them (any `Int64`).
+    static func timestamp(microseconds micros: Int64) -> String {
+        // Years 1 to 9999 as above; anything else (the ends of Int64 among it) is printed as the number it is.
+        guard micros >= -62_135_596_800_000_000, micros < 253_402_300_800_000_000 else { return "\(micros) µs" }
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         let fraction = micros - seconds * 1_000_000
         var time = time_t(seconds)

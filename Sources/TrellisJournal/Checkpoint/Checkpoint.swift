@@ -170,8 +170,11 @@ enum Checkpoint {
     /// Loads a checkpoint into a new graph of `schema` (nil: the schema the checkpoint holds), checking every chunk, the footer's counts and the end of the
     /// file. Throws a `JournalProblem` naming the file, the offset and the class of any damage (`TrellisError` for
     /// I/O errors).
-    static func load(_ file: any LayerFile, name: String, schema: Schema?) throws -> Graph {
-        try loadReporting(file, name: name, schema: schema).graph
+    /// `manifestBytes`: the size the manifest records for it (nil: none to compare, a manifest inferred from the
+    /// files); the file must have exactly that size.
+    static func load(_ file: any LayerFile, name: String, schema: Schema?, manifestBytes: UInt64? = nil) throws -> Graph
+    {
+        try loadReporting(file, name: name, schema: schema, manifestBytes: manifestBytes).graph
     }
 
     /// What a load did with the stored index orders of a version-3 checkpoint: how many indexes it built from them,
@@ -183,9 +186,14 @@ enum Checkpoint {
 
     /// `load`, also reporting what became of the stored index orders.
     static func loadReporting(
-        _ file: any LayerFile, name: String, schema: Schema?
+        _ file: any LayerFile, name: String, schema: Schema?, manifestBytes: UInt64? = nil
     ) throws -> (graph: Graph, orders: IndexOrderReport) {
         let size = try file.size()
+        if let manifestBytes, manifestBytes != UInt64(size) {
+            throw JournalProblem(
+                .manifest, file: JournalFormat.manifestName, offset: 40,
+                "the manifest says \(name) has \(manifestBytes) bytes; it has \(size)")
+        }
         let header: FileHeader
         do {
             header = try self.header(file, name: name, size: size)
@@ -269,6 +277,12 @@ enum Checkpoint {
             guard case .frame(let frame) = step else {
                 if case .damage(let kind, let message) = step { throw damage(kind, offset, message) }
                 throw damage(.length, offset, "the checkpoint ends before its footer")
+            }
+            // An ignorable frame (a type with bit 7 set that this build does not know) is checked like any other,
+            // then skipped: it takes no chunk number and its payload is never read, let alone loaded as data.
+            if frame.header.type & RecordType.ignorableBit != 0 {
+                offset += frame.header.frameSize
+                return try next()
             }
             guard frame.header.sequence == expected else {
                 throw damage(.sequenceGap, offset, "chunk \(frame.header.sequence) where \(expected) was due")

@@ -53,5 +53,11 @@ func readSegmentHeader(_ file: any LayerFile, name: String, size: Int) throws ->
     guard let length = FileHeader.length(prefix, magic: JournalFormat.segmentMagic), length <= size else {
         throw TrellisError(.corrupt, "\(name): not a Trellis segment, or its header is truncated")
     }
-    return try FileHeader.parse(try file.read(at: 0, count: length), magic: JournalFormat.segmentMagic, file: name)
+    let header = try FileHeader.parse(
+        try file.read(at: 0, count: length), magic: JournalFormat.segmentMagic, file: name)
+    // A segment copied or renamed into another's place reads as the wrong part of the journal.
+    if let named = JournalFormat.segmentID(name), named != header.id {
+        throw TrellisError(.corrupt, "\(name): the header names segment \(header.id), not \(named)")
+    }
+    return header
 }

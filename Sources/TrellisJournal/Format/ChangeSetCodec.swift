@@ -214,23 +214,31 @@ package enum ChangeSetCodec {
         let entityCount = schema.layouts.count
         func entity() throws(TrellisError) -> UInt32 { UInt32(try r.int(limit: entityCount - 1)) }
 
-        let inserts = try r.count(minimumBytes: 3)
-        changes.inserts.reserveCapacity(inserts)
-        for _ in 0..<inserts {
-            let id = ObjectID(entity: try entity(), serial: try r.varint())
+        // A count read is checked against the bytes left (`ByteReader.count`), and nothing is reserved beyond what
+        // the schema allows (a mismatch is found when the change set applies): an inflated payload makes a count of
+        // millions cost a few bytes on disk.
+        func reserve(_ n: Int) -> Int { min(n, 1 << 12) }
+        func values(of id: ObjectID, _ what: String) throws(TrellisError) -> [Value] {
             let n = try r.count()
             var values: [Value] = []
-            values.reserveCapacity(n)
+            values.reserveCapacity(min(n, schema.layouts[Int(id.entity)].attributes.count))
             for _ in 0..<n { values.append(try r.value()) }
-            changes.inserts.append(.init(id: id, values: values))
+            return values
+        }
+
+        let inserts = try r.count(minimumBytes: 3)
+        changes.inserts.reserveCapacity(reserve(inserts))
+        for _ in 0..<inserts {
+            let id = ObjectID(entity: try entity(), serial: try r.varint())
+            changes.inserts.append(.init(id: id, values: try values(of: id, "insert")))
         }
         let updates = try r.count(minimumBytes: 3)
-        changes.updates.reserveCapacity(updates)
+        changes.updates.reserveCapacity(reserve(updates))
         for _ in 0..<updates {
             let id = ObjectID(entity: try entity(), serial: try r.varint())
             let n = try r.count(minimumBytes: 3)
             var update = ChangeSet.Update(id: id, changes: [])
-            update.changes.reserveCapacity(n)
+            update.changes.reserveCapacity(min(n, schema.layouts[Int(id.entity)].attributes.count))
             for _ in 0..<n {
                 let attribute = try r.int(limit: Int(UInt32.max))
                 update.changes.append(
@@ -241,7 +249,7 @@ package enum ChangeSetCodec {
             changes.updates.append(update)
         }
         let edits = try r.count(minimumBytes: 6)
-        changes.edits.reserveCapacity(edits)
+        changes.edits.reserveCapacity(reserve(edits))
         for _ in 0..<edits {
             let rawKind = try r.u8()
             guard let kind = ChangeSet.RelationshipEdit.Kind(rawValue: rawKind) else {
@@ -253,13 +261,10 @@ package enum ChangeSetCodec {
             changes.edits.append(.init(kind, source: source, relationship: relationship, target: target))
         }
         let deletes = try r.count(minimumBytes: 4)
-        changes.deletes.reserveCapacity(deletes)
+        changes.deletes.reserveCapacity(reserve(deletes))
         for _ in 0..<deletes {
             let id = ObjectID(entity: try entity(), serial: try r.varint())
-            let n = try r.count()
-            var values: [Value] = []
-            values.reserveCapacity(n)
-            for _ in 0..<n { values.append(try r.value()) }
+            let values = try values(of: id, "delete")
             let relationships = schema.layouts[Int(id.entity)].relationships
             let k = try r.count()
             guard k == relationships.count else {
@@ -270,7 +275,7 @@ package enum ChangeSetCodec {
             for rel in relationships {
                 let m = try r.count()
                 var targets: [ObjectID] = []
-                targets.reserveCapacity(m)
+                targets.reserveCapacity(rel.isToMany ? reserve(m) : min(m, 1))
                 for _ in 0..<m { targets.append(ObjectID(entity: rel.target, serial: try r.varint())) }
                 links.append(targets)
             }

@@ -69,7 +69,7 @@ package struct FileHeader: Equatable {
         guard JournalFormat.readableVersions.contains(version) else {
             throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 4")
         }
-        _ = try r.u16()
+        let flags = try r.u16()
         let length = Int(try r.u32())
         guard length == bytes.count else { throw r.failure("header length \(length) does not match") }
         let id = try r.u64()
@@ -77,12 +77,35 @@ package struct FileHeader: Equatable {
         let salt = try r.u64()
         let fingerprint = try r.u64()
         let schemaLength = Int(try r.u32())
-        _ = try r.u32()
+        let reserved = try r.u32()
         let schema = Array(try r.take(schemaLength))
         let crcOffset = r.position
         let stored = try r.u32()
         guard stored == Zlib.crc32(0, bytes[0..<crcOffset]) else {
             throw TrellisError(.corrupt, "\(file): header checksum mismatch")
+        }
+        // Every byte is checked: the checksum covers the flags and the reserved field, and no writer sets them, so a
+        // set one is a feature this build does not know (refused, as an incompatible feature must be); the padding
+        // is outside the checksum, so it must be zero, and the header exactly as long as its schema makes it.
+        guard flags == 0 else {
+            throw TrellisError(
+                .corrupt, "\(file): header flags 0x\(String(flags, radix: 16)) name a feature this build does not know")
+        }
+        guard reserved == 0 else {
+            throw TrellisError(.corrupt, "\(file): header reserved field is \(reserved), not 0")
+        }
+        guard length == RecordFrame.align(fixedSize + schemaLength + 4) else {
+            throw TrellisError(
+                .corrupt,
+                "\(file): header length \(length) is not \(RecordFrame.align(fixedSize + schemaLength + 4)) (60 + the "
+                    + "schema's \(schemaLength) bytes, rounded up to 8)")
+        }
+        guard bytes[r.position...].allSatisfy({ $0 == 0 }) else {
+            throw TrellisError(.corrupt, "\(file): nonzero bytes in the header's padding")
+        }
+        // Far beyond any real store, and it keeps the sequence chain's `+ 1` from wrapping to 0.
+        guard sequence < JournalFormat.sequenceLimit else {
+            throw TrellisError(.corrupt, "\(file): sequence number \(sequence) is out of range (at most 2^60 - 1)")
         }
         return FileHeader(
             magic: magic, id: id, sequence: sequence, salt: salt, fingerprint: fingerprint, schemaBytes: schema,

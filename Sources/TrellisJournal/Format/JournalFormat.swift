@@ -32,6 +32,14 @@ package enum JournalFormat {
     /// deflate cannot expand more than about 1032:1; a claimed uncompressed size beyond that is damage, and refusing
     /// it bounds what a damaged length can make the reader allocate.
     static let maxCompressionRatio = 1100
+    /// A frame inflating to more than `largeInflateBytes` may expand at most `maxLargeCompressionRatio`:1. Writers
+    /// deflate records of 64 KiB and more with Huffman codes only (at most 8:1) and small ones at level 1 (at most
+    /// about 230:1), so only a crafted frame goes beyond; without the bound a 400 KB file could inflate to gigabytes.
+    static let largeInflateBytes = 1 << 20
+    static let maxLargeCompressionRatio = 256
+    /// Sequence numbers (and segment ids, generations) at or above this are damage: far beyond any real store, and
+    /// it keeps the chain's `+ 1` from wrapping 2^64 - 1 to 0.
+    static let sequenceLimit: UInt64 = 1 << 60
     /// The largest header (schema included) and manifest a reader accepts.
     static let maxHeaderBytes = 16 << 20
 

@@ -58,8 +58,20 @@ package struct Manifest: Equatable, Sendable {
         guard JournalFormat.readableVersions.contains(version) else {
             throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 4")
         }
-        _ = try r.u16()
-        _ = try r.u32()
+        // Every byte is checked: flags (a feature this build does not know), the length, the reserved field.
+        let flags = try r.u16()
+        guard flags == 0 else {
+            throw TrellisError(
+                .corrupt,
+                "\(file): manifest flags 0x\(String(flags, radix: 16)) name a feature this build does not know")
+        }
+        let length = try r.u32()
+        guard length == size else {
+            throw TrellisError(.corrupt, "\(file): manifest length field \(length), not \(size)")
+        }
+        guard try ByteReader(bytes, from: 68, context: file).peekU32() == 0 else {
+            throw TrellisError(.corrupt, "\(file): manifest reserved field is not 0")
+        }
         let m = Manifest(
             generation: try r.u64(), fingerprint: try r.u64(), checkpointSequence: try r.u64(),
             checkpointBytes: try r.u64(), firstSegment: try r.u64(), lastSegment: try r.u64())

@@ -148,17 +148,19 @@ enum Zlib {
         return out
     }
 
-    /// Inflates a zlib stream that must produce exactly `count` bytes; nil when it does not (damage).
+    /// Inflates a zlib stream that must produce exactly `count` bytes and end exactly at the end of `bytes`; nil
+    /// when it does not (damage: bytes after the stream's end are bytes no reader would check).
     static func decompress(_ bytes: ArraySlice<UInt8>, count: Int) -> [UInt8]? {
         guard count > 0, count < Int(UInt32.max) else { return nil }
         var out = [UInt8](repeating: 0, count: count)
         var produced = uLong(count)
+        var consumed = uLong(bytes.count)
         let status = out.withUnsafeMutableBufferPointer { o in
             bytes.withUnsafeBufferPointer { i in
-                uncompress(o.baseAddress, &produced, i.baseAddress, uLong(i.count))
+                uncompress2(o.baseAddress, &produced, i.baseAddress, &consumed)
             }
         }
-        guard status == Z_OK, Int(produced) == count else { return nil }
+        guard status == Z_OK, Int(produced) == count, Int(consumed) == bytes.count else { return nil }
         return out
     }
 }

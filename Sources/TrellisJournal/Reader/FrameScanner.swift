@@ -17,6 +17,10 @@ struct FrameScanner {
     /// Salts of the store's other files, to tell a stale frame (class `.salt`) from plain damage.
     let otherSalts: [UInt64]
     let knownTypes: Set<UInt8>
+    /// Payload bytes the search for a valid frame after damage has hashed, and whether it gave up: each candidate
+    /// offset may claim the rest of the file, so without a bound the search costs the square of the file's size.
+    private(set) var resyncHashed = 0
+    private(set) var resyncGaveUp = false
 
     init(_ file: any LayerFile, name: String, size: Int, salt: UInt64, otherSalts: [UInt64], knownTypes: Set<UInt8>) {
         self.window = FileWindow(file, size: size)
@@ -66,18 +70,38 @@ struct FrameScanner {
         guard knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0 else {
             return .damage(.unknownType, "record type \(header.type) is unknown to this build")
         }
-        guard let codec = RecordCodec(rawValue: header.codec) else {
+        guard RecordCodec(rawValue: header.codec) != nil else {
             return .damage(.unknownType, "compression codec \(header.codec) is unknown to this build")
         }
-        let ratioBound = header.storedLength * JournalFormat.maxCompressionRatio + 64
-        let plausible =
-            codec == .none
-            ? header.uncompressedLength == header.storedLength
-            : header.uncompressedLength <= min(JournalFormat.maxRecordBytes, ratioBound)
-        guard plausible else {
+        guard Self.plausibleLengths(header) else {
             return .damage(.length, "uncompressed length \(header.uncompressedLength) is impossible")
         }
+        // Every byte is checked: the flags are covered by the checksum and no writer sets one, so a set flag is a
+        // feature this build does not know; the padding is outside the checksum, so it must be zero.
+        guard header.flags == 0 else {
+            return .damage(
+                .unknownType,
+                "frame flags 0x\(String(header.flags, radix: 16)) name a feature this build does not know")
+        }
+        let padding = header.frameSize - FrameHeader.size - header.storedLength
+        if padding > 0 {
+            let pad = try window.bytes(at: offset + FrameHeader.size + header.storedLength, count: padding)
+            guard pad.allSatisfy({ $0 == 0 }) else {
+                return .damage(.length, "nonzero bytes in the padding after record \(header.sequence)")
+            }
+        }
         return .frame(Frame(offset: offset, header: header, stored: Array(stored)))
+    }
+
+    /// Whether the uncompressed length can be right: equal to the stored one without a codec; with zlib at most
+    /// the record limit, 1100:1, and 256:1 above 1 MiB (see `JournalFormat.maxLargeCompressionRatio`).
+    static func plausibleLengths(_ header: FrameHeader) -> Bool {
+        guard let codec = RecordCodec(rawValue: header.codec) else { return false }
+        if codec == .none { return header.uncompressedLength == header.storedLength }
+        let s = header.storedLength
+        let u = header.uncompressedLength
+        guard u <= min(JournalFormat.maxRecordBytes, s * JournalFormat.maxCompressionRatio + 64) else { return false }
+        return u <= JournalFormat.largeInflateBytes || u <= s * JournalFormat.maxLargeCompressionRatio
     }
 
     /// Whether every byte from `offset` to the end of the file is zero.
@@ -91,8 +115,13 @@ struct FrameScanner {
         return true
     }
 
-    /// The offset of the first valid frame after `offset`, trying every aligned position; nil when none follows.
-    /// Cheap tests (lengths, type, codec) go first, so the checksum runs on few candidates.
+    /// At most this many payload bytes are hashed by all the searches for a valid frame in one file: four times its
+    /// size and 1 MiB, so a search costs time linear in the file's size however its damage was crafted.
+    var resyncBudget: Int { 4 * size + (1 << 20) }
+
+    /// The offset of the first valid frame after `offset`, trying every aligned position; nil when none follows, or
+    /// when the search gave up (`resyncGaveUp`: its budget of hashed bytes is spent, so it cannot say none follows).
+    /// Cheap tests (lengths, type, codec, flags, sequence) go first, so the checksum runs on few candidates.
     mutating func nextValidFrame(after offset: Int) throws -> Int? {
         var candidate = RecordFrame.align(offset + 1)
         while candidate + FrameHeader.size <= size {
@@ -102,9 +131,14 @@ struct FrameScanner {
             let header = FrameHeader(headerBytes)
             guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
                 header.frameSize <= size - candidate,
-                header.flags == 0, RecordCodec(rawValue: header.codec) != nil,
+                header.flags == 0, Self.plausibleLengths(header),
                 knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0
             else { continue }
+            resyncHashed += header.storedLength * (1 + otherSalts.count)
+            guard resyncHashed <= resyncBudget else {
+                resyncGaveUp = true
+                return nil
+            }
             if case .frame = try step(at: candidate) { return candidate }
         }
         return nil

@@ -27,6 +27,6 @@ extension JournalReader {
         }
         let file = try layer.open(joinPath(path, name), .read)
         defer { file.close() }
-        return try Checkpoint.load(file, name: name, schema: nil)
+        return try Checkpoint.load(file, name: name, schema: nil, manifestBytes: manifest.checkpointBytes)
     }
 }

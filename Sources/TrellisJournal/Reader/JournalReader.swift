@@ -173,7 +173,8 @@ public struct JournalReader: Sendable {
                 defer { file.close() }
                 do {
                     // In the schema it was written with: a migration after it is a record of the journal.
-                    let result = try Checkpoint.loadReporting(file, name: name, schema: nil)
+                    let result = try Checkpoint.loadReporting(
+                        file, name: name, schema: nil, manifestBytes: files.manifest?.checkpointBytes)
                     loaded = result.graph
                     // Opening sorts such an index instead and loses nothing, but a right writer never stores one.
                     if result.orders.rejected > 0 {

@@ -113,14 +113,18 @@ package struct JournalWalk {
                     // segment must start with the sequence number after this one's last record.
                     if kind == .zeroed, try scanner.isZero(from: offset) { break scan }
                     let resume = try scanner.nextValidFrame(after: offset)
-                    if resume == nil && isLast {
+                    if resume == nil && isLast && !scanner.resyncGaveUp {
                         outcome.problems.append(
                             JournalProblem(
                                 .tornTail, file: name, offset: offset,
                                 "\(message); nothing valid follows (\(size - offset) bytes to the end)"))
                         break scan
                     }
-                    let follows = resume.map { "; a valid record follows at offset \($0)" } ?? ""
+                    let follows =
+                        resume.map { "; a valid record follows at offset \($0)" }
+                        ?? (scanner.resyncGaveUp
+                            ? "; the search for a valid record after it gave up (it hashed \(scanner.resyncHashed) bytes)"
+                            : "")
                     outcome.problems.append(JournalProblem(kind, file: name, offset: offset, message + follows))
                     guard continueAfterDamage, let resume else { break scan }
                     offset = resume

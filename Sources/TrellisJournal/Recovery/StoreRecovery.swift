@@ -52,7 +52,8 @@ package struct StoreRecovery {
             let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
             do {
-                graph = try Checkpoint.load(file, name: name, schema: nil)
+                graph = try Checkpoint.load(
+                    file, name: name, schema: nil, manifestBytes: manifest.checkpointBytes)
             } catch let problem as JournalProblem {
                 throw refusal(problem)
             }

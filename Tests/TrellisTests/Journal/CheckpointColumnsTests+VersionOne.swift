@@ -98,6 +98,15 @@ extension CheckpointColumnsTests {
             }
             disk.setContents(path, bytes)
         }
+        // The manifest records the checkpoint's size, which its rewrite in rows changed (compared on load since
+        // issue 23).
+        let manifestPath = dir + "/" + JournalFormat.manifestName
+        let checkpointName = try #require(disk.names().first { JournalFormat.checkpointSequence($0) != nil })
+        var manifest = disk.contents(manifestPath)!
+        let checkpointSize = UInt64(disk.contents(dir + "/" + checkpointName)!.count)
+        manifest = ByteMutators.setU64(manifest, at: 40, checkpointSize)
+        manifest = ByteMutators.setU32(manifest, at: 64, Zlib.crc32(0, manifest[0..<64]))
+        disk.setContents(manifestPath, manifest)
         #expect(
             disk.names().allSatisfy {
                 disk.contents(dir + "/" + $0)!.count < 10 || $0 == "LOCK" || disk.contents(dir + "/" + $0)![8] == 1
