@@ -155,7 +155,17 @@ extension Value: Comparable, Hashable {
 extension Value {
     /// Equal values of the same case, bit for bit (NaN equals NaN, -0.0 differs from 0.0, `.int(1)` from
     /// `.double(1)`): the equality recovery must preserve, stricter than `==`.
-    public func isIdentical(to other: Value) -> Bool {
+    @inlinable public func isIdentical(to other: Value) -> Bool {
+        // Numbers inline into the commit path of other modules (an update compares every value it sets); the rest
+        // is a call.
+        switch (self, other) {
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        default: return isIdenticalNonNumeric(to: other)
+        }
+    }
+
+    @usableFromInline func isIdenticalNonNumeric(to other: Value) -> Bool {
         switch (self, other) {
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
         case (.date(let a), .date(let b)):
