@@ -75,26 +75,29 @@ struct CommitResolver {
                 if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
                 continue
             }
-            let layout = schema.layouts[Int(id.entity)]
-            guard inserts[i].values.count == layout.attributes.count else {
+            // The layout's parts are read one at a time: copying the whole layout out of another module's array
+            // retains every one of its fields.
+            let e = Int(id.entity)
+            let attributes = schema.layouts[e].attributes
+            guard inserts[i].values.count == attributes.count else {
                 throw TrellisError(
                     .invalidArgument,
-                    "insert of \(describe(id)) gives \(inserts[i].values.count) values; \(layout.name) has "
-                        + "\(layout.attributes.count) attributes", object: id)
+                    "insert of \(describe(id)) gives \(inserts[i].values.count) values; \(schema.layouts[e].name) has "
+                        + "\(attributes.count) attributes", object: id)
             }
-            for (a, attribute) in layout.attributes.enumerated() {
+            for a in attributes.indices {
                 let given = inserts[i].values[a]
-                let value = try Transaction.normalize(given, attribute, entity: layout.name)
-                if value.isNull && !attribute.isOptional {
+                let value = try Transaction.normalize(given, attributes[a], entity: schema.layouts[e].name)
+                if value.isNull && !attributes[a].isOptional {
                     throw TrellisError(
-                        .missingValue, "\(describe(id)) has no value for required attribute '\(attribute.name)'",
+                        .missingValue, "\(describe(id)) has no value for required attribute '\(attributes[a].name)'",
                         object: id)
                 }
                 // Writing back only what changed keeps the row shared with the transaction (no copy per insert).
                 if !value.isIdentical(to: given) { inserts[i].values[a] = value }
             }
-            if !layout.indexes.isEmpty { uniqueChecks.append(id) }
-            if !layout.relationships.isEmpty { touched.insert(id) }
+            if !schema.layouts[e].indexes.isEmpty { uniqueChecks.append(id) }
+            if !schema.layouts[e].relationships.isEmpty { touched.insert(id) }
         }
         if encodesAhead, inserts.count >= EncodingAhead.minimumChanges {
             // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold.
