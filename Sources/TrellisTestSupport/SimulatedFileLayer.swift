@@ -25,7 +25,7 @@ import Darwin
 package final class SimulatedFileLayer: FileLayer {
     /// The kinds of operation, for recording and for aiming faults.
     package enum Operation: String, Sendable, CaseIterable {
-        case mkdir, list, open, create, read, size, write, truncate, sync, rename, remove, syncDirectory, lock
+        case mkdir, list, open, create, read, size, write, truncate, sync, rename, link, remove, syncDirectory, lock
     }
 
     /// One recorded operation.
@@ -249,6 +249,19 @@ package final class SimulatedFileLayer: FileLayer {
                 throw Self.error(ENOENT, "rename", from)
             }
             s.directories[fromDir]!.entries[fromName] = nil
+            s.directories[toDir]!.entries[toName] = node
+        }
+    }
+
+    package func link(_ existing: String, to new: String) throws {
+        try state.withLock { s in
+            try s.begin(.link, existing + " -> " + new)
+            let (fromDir, fromName) = Self.split(existing)
+            let (toDir, toName) = Self.split(new)
+            guard let node = s.directories[fromDir]?.entries[fromName], s.directories[toDir] != nil else {
+                throw Self.error(ENOENT, "link", existing)
+            }
+            guard s.directories[toDir]!.entries[toName] == nil else { throw Self.error(EEXIST, "link", new) }
             s.directories[toDir]!.entries[toName] = node
         }
     }

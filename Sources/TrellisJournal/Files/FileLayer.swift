@@ -16,6 +16,9 @@ package protocol FileLayer: Sendable {
     /// Opens a file; `.create` creates it empty (replacing any file of that name), owner-only.
     func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile
     func rename(_ from: String, to: String) throws
+    /// Gives the file at `existing` a second name `new` (`link(2)`): both names reach the same bytes, so removing
+    /// either later keeps them. Throws (`EEXIST`) when `new` exists; the entry is durable after `syncDirectory`.
+    func link(_ existing: String, to new: String) throws
     func remove(_ path: String) throws
     /// Makes the directory's entries (creates, renames, unlinks) durable.
     func syncDirectory(_ path: String) throws

@@ -113,6 +113,8 @@ func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { op
 
 func posixRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
 
+func posixLink(_ existing: String, _ new: String) -> Int32 { link(existing, new) }
+
 func posixClose(_ fd: Int32) { _ = close(fd) }
 
 /// The names in a directory (without "." and ".."), read with `readdir`.

@@ -27,6 +27,10 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     public var tailBackup: String?
     /// Damage that `.salvage` skipped; each skipped range or record is lost.
     public var skipped: [JournalProblem] = []
+    /// Files in the store directory kept under a `*.damaged` name by a repair or salvage (this open's or an earlier
+    /// one's): the bytes they skipped or replaced, which nothing removes. Delete them by hand once nothing in them
+    /// is wanted.
+    public var damagedFiles: [String] = []
     /// Temporary and unreferenced files removed after the open succeeded.
     public var removedFiles: [String] = []
 
@@ -39,6 +43,9 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
         parts.append("\(replayedRecords) records replayed")
         if droppedBytes > 0 { parts.append("dropped a torn tail of \(droppedBytes) bytes") }
         if !skipped.isEmpty { parts.append("salvage skipped \(skipped.count) problems") }
+        if !damagedFiles.isEmpty {
+            parts.append("kept \(damagedFiles.count) damaged files (\(damagedFiles.joined(separator: ", ")))")
+        }
         if !removedFiles.isEmpty { parts.append("removed \(removedFiles.count) leftover files") }
         return parts.joined(separator: "; ")
     }

@@ -40,6 +40,7 @@ package struct StoreRecovery {
         }
 
         var report = RecoveryReport()
+        report.damagedFiles = files.damaged
         // The store is read with the schemas it was written with: the checkpoint's, then each segment's (a migration
         // record changes it). The caller reconciles the result with the schema it was given.
         var graph: Graph?

@@ -19,7 +19,7 @@ enum StoreOpener {
             // (the migration is no commit on disk).
             var graph = try SchemaMigrator.run(recovered.graph, plan: plan).graph
             graph.sequence = recovered.graph.sequence
-            return OpenedStore(graph: graph, journal: nil, report: recovered.report, needsRewrite: false)
+            return OpenedStore(graph: graph, journal: nil, report: recovered.report)
         }
         try layer.createDirectory(directory)
         let lock = try layer.lockExclusively(joinPath(directory, JournalFormat.lockName))
@@ -53,8 +53,18 @@ enum StoreOpener {
                 let journal = Journal(
                     layer: layer, directory: directory, schema: migrated.graph.schema, options: options, lock: lock,
                     segment: segment, graph: migrated.graph, manifest: manifest, segmentBytes: segmentBytes)
-                return OpenedStore(
-                    graph: migrated.graph, journal: journal, report: report, needsRewrite: recovered.needsRewrite)
+                if recovered.needsRewrite {
+                    // Salvage skipped damage: the store rewrites itself as a checkpoint before it serves, keeping
+                    // what it replaces as `*.damaged` (linked and synced before the new manifest commits).
+                    do {
+                        let kept = try journal.rewriteAfterSalvage()
+                        report.damagedFiles = Array(Set(report.damagedFiles + kept)).sorted()
+                    } catch {
+                        journal.closeUnstarted()
+                        throw error
+                    }
+                }
+                return OpenedStore(graph: migrated.graph, journal: journal, report: report)
             }
             return try create(
                 directory: directory, schema: plan.creationSchema, options: options, layer: layer, lock: lock)
@@ -90,7 +100,7 @@ enum StoreOpener {
         let journal = Journal(
             layer: layer, directory: directory, schema: schema, options: options, lock: lock, segment: segment,
             graph: graph, manifest: manifest, segmentBytes: [1: segment.end])
-        return OpenedStore(graph: graph, journal: journal, report: report, needsRewrite: false)
+        return OpenedStore(graph: graph, journal: journal, report: report)
     }
 
     /// Commits a migration: a new segment whose header holds the new schema and whose first record is the migration
