@@ -34,6 +34,11 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     /// Temporary and unreferenced files removed after the open succeeded.
     public var removedFiles: [String] = []
 
+    /// What went wrong without stopping the open, each naming the file and the system error: a leftover file that
+    /// could not be removed (it stays unreferenced; the next open tries again). `Store.warnings` adds what went wrong
+    /// later.
+    public var warnings: [String] = []
+
     package init() {}
 
     /// One line for a log: what was loaded, dropped, skipped and removed.
@@ -47,6 +52,7 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
             parts.append("kept \(damagedFiles.count) damaged files (\(damagedFiles.joined(separator: ", ")))")
         }
         if !removedFiles.isEmpty { parts.append("removed \(removedFiles.count) leftover files") }
+        if !warnings.isEmpty { parts.append("\(warnings.count) warnings: \(warnings.joined(separator: "; "))") }
         return parts.joined(separator: "; ")
     }
 }

@@ -196,8 +196,9 @@ public final class Store: Sendable, DurablePublisher {
 
     /// Problems that did not stop the store, oldest first, each naming the file and the system error: a file a
     /// compaction replaced that could not be removed (the next open removes it and lists it in its
-    /// `recoveryReport`), leftovers of an earlier run that could not be removed at open. Empty when all went well.
-    public var warnings: [String] { journal?.warnings ?? [] }
+    /// `recoveryReport`), leftovers of an earlier run that could not be removed at open (`recoveryReport.warnings`).
+    /// Empty when all went well.
+    public var warnings: [String] { (recoveryReport?.warnings ?? []) + (journal?.warnings ?? []) }
 
     private func checkWritable() throws {
         if isReadOnly { throw TrellisError(.readOnly, "the store is open read-only") }
