@@ -53,6 +53,7 @@ package final class SimulatedFile: LayerFile {
     }
 
     package func sync() throws {
+        layer.passGate(.sync, path)
         let delay = layer.state.withLock { $0.syncDelay }
         if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
         try layer.fileOperation(.sync, path) { s in

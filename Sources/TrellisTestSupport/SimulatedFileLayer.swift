@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import TrellisCore
 import TrellisJournal
@@ -25,7 +26,7 @@ import Darwin
 package final class SimulatedFileLayer: FileLayer {
     /// The kinds of operation, for recording and for aiming faults.
     package enum Operation: String, Sendable, CaseIterable {
-        case mkdir, list, open, create, read, size, write, truncate, sync, rename, remove, syncDirectory, lock
+        case mkdir, list, open, create, read, size, write, truncate, sync, rename, link, remove, syncDirectory, lock
     }
 
     /// One recorded operation.
@@ -128,6 +129,27 @@ package final class SimulatedFileLayer: FileLayer {
         package var syncDelay: Double = 0
         /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
         package var largestRead = 0
+        /// Syncs to hold at a gate (see `block`).
+        package var gates: [(operation: Operation, pathContains: String, skip: Int, gate: Gate)] = []
+    }
+
+    /// Where a blocked sync waits, outside the disk's lock, until the test lets it go: to prove that others go on
+    /// meanwhile.
+    package final class Gate: Sendable {
+        private let reached = DispatchSemaphore(value: 0)
+        private let opened = DispatchSemaphore(value: 0)
+
+        /// Whether an operation reached the gate within `seconds`.
+        package func waitUntilReached(seconds: Double) -> Bool { reached.wait(timeout: .now() + seconds) == .success }
+
+        /// Lets the held operation (and any later one) through.
+        package func release() { opened.signal() }
+
+        func hold() {
+            reached.signal()
+            opened.wait()
+            opened.signal()
+        }
     }
 
     package let state: Mutex<State>
@@ -141,6 +163,29 @@ package final class SimulatedFileLayer: FileLayer {
     package func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
 
     package func clearFaults() { state.withLock { $0.faults.removeAll() } }
+
+    /// Holds the `nth` `.sync` or `.syncDirectory` whose path contains `pathContains` (counted from now) before it
+    /// runs, until the returned gate is released.
+    package func block(_ operation: Operation, pathContains: String, nth: Int = 1) -> Gate {
+        precondition(operation == .sync || operation == .syncDirectory, "only syncs can be blocked")
+        let gate = Gate()
+        state.withLock { $0.gates.append((operation, pathContains, nth - 1, gate)) }
+        return gate
+    }
+
+    /// Waits at the gate aimed at this operation, if there is one (outside the disk's lock).
+    package func passGate(_ operation: Operation, _ path: String) {
+        let gate = state.withLock { s -> Gate? in
+            guard let i = s.gates.firstIndex(where: { $0.operation == operation && path.contains($0.pathContains) })
+            else { return nil }
+            if s.gates[i].skip > 0 {
+                s.gates[i].skip -= 1
+                return nil
+            }
+            return s.gates.remove(at: i).gate
+        }
+        gate?.hold()
+    }
 
     /// Every operation so far, in order.
     package var events: [Event] { state.withLock { $0.events } }
@@ -253,6 +298,19 @@ package final class SimulatedFileLayer: FileLayer {
         }
     }
 
+    package func link(_ existing: String, to new: String) throws {
+        try state.withLock { s in
+            try s.begin(.link, existing + " -> " + new)
+            let (fromDir, fromName) = Self.split(existing)
+            let (toDir, toName) = Self.split(new)
+            guard let node = s.directories[fromDir]?.entries[fromName], s.directories[toDir] != nil else {
+                throw Self.error(ENOENT, "link", existing)
+            }
+            guard s.directories[toDir]!.entries[toName] == nil else { throw Self.error(EEXIST, "link", new) }
+            s.directories[toDir]!.entries[toName] = node
+        }
+    }
+
     package func remove(_ path: String) throws {
         try state.withLock { s in
             try s.begin(.remove, path)
@@ -264,6 +322,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func syncDirectory(_ path: String) throws {
+        passGate(.syncDirectory, path)
         try state.withLock { s in
             try s.begin(.syncDirectory, path)
             guard let dir = s.directories[path] else { throw Self.error(ENOENT, "fsync", path) }

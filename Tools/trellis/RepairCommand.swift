@@ -78,6 +78,10 @@ struct RepairCommand: Command {
         if let report {
             console.line("repaired: \(report)")
             if let backup = report.tailBackup { console.line("the dropped bytes are also in \(backup)") }
+            if !report.damagedFiles.isEmpty {
+                console.line(
+                    "the replaced files are kept as \(report.damagedFiles.joined(separator: ", ")) (delete at will)")
+            }
         }
         return try VerifyCommand(store: store, json: false).run(console)
     }

@@ -34,7 +34,19 @@ enum StoreBackup {
         do {
             try FileManager.default.copyItem(at: directory, to: target)
         } catch {
-            throw CommandFailure("could not back the store up to \(target.path): \(error.localizedDescription)")
+            // A partial copy is no backup: remove it, and say so if that fails too.
+            var left = ""
+            do {
+                if FileManager.default.fileExists(atPath: target.path) {
+                    try FileManager.default.removeItem(at: target)
+                }
+            } catch let removal {
+                left =
+                    "; the partial copy could not be removed either (\(removal.localizedDescription)): delete it by hand"
+            }
+            throw CommandFailure(
+                "could not back the store up to \(target.path): \(error.localizedDescription)\(left); the store was "
+                    + "not changed. Free some space, or pass --backup DIR with DIR on another disk")
         }
         return target
     }

@@ -99,8 +99,7 @@ enum Checkpoint {
             return offset
         } catch {
             file.close()
-            try? layer.remove(temporary)
-            throw error
+            throw layer.removingTemporary(temporary, after: error)
         }
     }
 

@@ -16,6 +16,9 @@ package protocol FileLayer: Sendable {
     /// Opens a file; `.create` creates it empty (replacing any file of that name), owner-only.
     func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile
     func rename(_ from: String, to: String) throws
+    /// Gives the file at `existing` a second name `new` (`link(2)`): both names reach the same bytes, so removing
+    /// either later keeps them. Throws (`EEXIST`) when `new` exists; the entry is durable after `syncDirectory`.
+    func link(_ existing: String, to new: String) throws
     func remove(_ path: String) throws
     /// Makes the directory's entries (creates, renames, unlinks) durable.
     func syncDirectory(_ path: String) throws
@@ -44,13 +47,28 @@ extension FileLayer {
             file.close()
         } catch {
             file.close()
-            try? remove(temporary)
-            throw error
+            throw removingTemporary(temporary, after: error)
         }
         CrashPoints.hit("before-" + CrashPoints.kind(path) + "-rename")
         try rename(temporary, to: path)
         CrashPoints.hit("after-" + CrashPoints.kind(path) + "-rename")
         try syncDirectory(directory)
+    }
+
+    /// Removes the temporary file a failed write left and returns `error` to throw; when the removal fails too, the
+    /// error says so (the file is unreferenced, and the next open removes it), so that nothing is swallowed.
+    package func removingTemporary(_ path: String, after error: any Error) -> any Error {
+        do {
+            try remove(path)
+            return error
+        } catch let removal {
+            guard let first = error as? TrellisError else { return error }
+            let cause = (removal as? TrellisError)?.message ?? "\(removal)"
+            return TrellisError(
+                first.code,
+                first.message + "; the temporary file could not be removed either (the next open removes it): "
+                    + cause)
+        }
     }
 
     /// Reads a whole file (bounded by `limit`, so a damaged or foreign file cannot make us allocate without bound).

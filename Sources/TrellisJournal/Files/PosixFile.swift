@@ -75,10 +75,10 @@ final class PosixFile: LayerFile {
     /// `fdatasync` has no metadata to commit, and is faster.
     func preallocate(to size: Int) -> Bool {
         #if os(Linux)
+        // A closed file, or an error (no space, a file system that cannot reserve), reserves nothing and says so: the
+        // write that follows reports any real lack of space itself, and the next batch tries to reserve again.
         guard let fd = try? self.fd else { return false }
-        // An error (no space) is left for the write that follows to report.
-        _ = posix_fallocate(fd, 0, off_t(size))
-        return true
+        return posix_fallocate(fd, 0, off_t(size)) == 0
         #else
         return false
         #endif
@@ -112,6 +112,8 @@ final class PosixFile: LayerFile {
 func posixOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { open(path, flags, mode) }
 
 func posixRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+
+func posixLink(_ existing: String, _ new: String) -> Int32 { link(existing, new) }
 
 func posixClose(_ fd: Int32) { _ = close(fd) }
 

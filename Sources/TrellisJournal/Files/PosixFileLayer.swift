@@ -50,6 +50,10 @@ struct PosixFileLayer: FileLayer {
         _ = try retryingInterrupts("rename", from + " -> " + to) { posixRename(from, to) }
     }
 
+    func link(_ existing: String, to new: String) throws {
+        _ = try retryingInterrupts("link", existing + " -> " + new) { posixLink(existing, new) }
+    }
+
     func remove(_ path: String) throws {
         _ = try retryingInterrupts("unlink", path) { unlink(path) }
     }

@@ -9,12 +9,16 @@ package struct StoreFiles {
     package var segments: [UInt64: String] = [:]
     package var checkpoints: [UInt64: String] = [:]
     package var temporaries: [String] = []
+    /// Files kept under a `*.damaged` name by repair or salvage (never removed by the library), sorted.
+    package var damaged: [String] = []
     var hasManifestFile = false
 
     package static func list(_ layer: any FileLayer, _ directory: String) throws -> StoreFiles {
         var files = StoreFiles()
         for name in try layer.list(directory) {
-            if name.hasSuffix(JournalFormat.temporarySuffix) {
+            if name.contains(JournalFormat.damagedSuffix) {
+                files.damaged.append(name)
+            } else if name.hasSuffix(JournalFormat.temporarySuffix) {
                 files.temporaries.append(name)
             } else if let id = JournalFormat.segmentID(name) {
                 files.segments[id] = name
@@ -34,6 +38,7 @@ package struct StoreFiles {
             }
         }
         files.temporaries.sort()
+        files.damaged.sort()
         return files
     }
 

@@ -19,6 +19,8 @@ package enum JournalFormat {
     package static let manifestName = "MANIFEST"
     package static let lockName = "LOCK"
     static let temporarySuffix = ".tmp"
+    /// What repair and salvage add to the name of a file whose bytes they stop using (a hard link; never removed).
+    static let damagedSuffix = ".damaged"
     static let segmentPrefix = "segment-"
     static let segmentSuffix = ".trj"
     static let checkpointPrefix = "checkpoint-"

@@ -27,8 +27,17 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     public var tailBackup: String?
     /// Damage that `.salvage` skipped; each skipped range or record is lost.
     public var skipped: [JournalProblem] = []
+    /// Files in the store directory kept under a `*.damaged` name by a repair or salvage (this open's or an earlier
+    /// one's): the bytes they skipped or replaced, which nothing removes. Delete them by hand once nothing in them
+    /// is wanted.
+    public var damagedFiles: [String] = []
     /// Temporary and unreferenced files removed after the open succeeded.
     public var removedFiles: [String] = []
+
+    /// What went wrong without stopping the open, each naming the file and the system error: a leftover file that
+    /// could not be removed (it stays unreferenced; the next open tries again). `Store.warnings` adds what went wrong
+    /// later.
+    public var warnings: [String] = []
 
     package init() {}
 
@@ -39,7 +48,11 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
         parts.append("\(replayedRecords) records replayed")
         if droppedBytes > 0 { parts.append("dropped a torn tail of \(droppedBytes) bytes") }
         if !skipped.isEmpty { parts.append("salvage skipped \(skipped.count) problems") }
+        if !damagedFiles.isEmpty {
+            parts.append("kept \(damagedFiles.count) damaged files (\(damagedFiles.joined(separator: ", ")))")
+        }
         if !removedFiles.isEmpty { parts.append("removed \(removedFiles.count) leftover files") }
+        if !warnings.isEmpty { parts.append("\(warnings.count) warnings: \(warnings.joined(separator: "; "))") }
         return parts.joined(separator: "; ")
     }
 }

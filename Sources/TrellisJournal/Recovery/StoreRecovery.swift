@@ -40,6 +40,7 @@ package struct StoreRecovery {
         }
 
         var report = RecoveryReport()
+        report.damagedFiles = files.damaged
         // The store is read with the schemas it was written with: the checkpoint's, then each segment's (a migration
         // record changes it). The caller reconciles the result with the schema it was given.
         var graph: Graph?
@@ -62,14 +63,15 @@ package struct StoreRecovery {
 
         // Without a checkpoint, the store starts with the first segment's schema (its first record may be a
         // migration away from it).
+        // A header that does not read is left to the walk, which reports it with its class; an I/O error fails the open.
         var firstSchema: Schema?
-        if graph == nil, let name = files.segments[manifest.firstSegment],
-            let file = try? layer.open(joinPath(directory, name), .read)
-        {
+        if graph == nil, let name = files.segments[manifest.firstSegment] {
+            let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
-            if let size = try? file.size(), let header = try? readSegmentHeader(file, name: name, size: size) {
-                firstSchema = try? SchemaCodec.decode(header.schemaBytes, context: name)
-            }
+            do {
+                let header = try readSegmentHeader(file, name: name, size: try file.size())
+                firstSchema = try SchemaCodec.decode(header.schemaBytes, context: name)
+            } catch let error as TrellisError where error.code == .corrupt {}
         }
         var segmentSchemas: [String: Schema] = [:]
         func segmentSchema(_ record: JournalWalk.Record) throws -> Schema {
@@ -141,10 +143,9 @@ package struct StoreRecovery {
         var journalBytes = outcome.bytes
         var segmentBytes: [UInt64: Int] = [:]
         for (id, name) in files.segments where (manifest.firstSegment...manifest.lastSegment).contains(id) {
-            if let file = try? layer.open(joinPath(directory, name), .read) {
-                segmentBytes[id] = (try? file.size()) ?? 0
-                file.close()
-            }
+            let file = try layer.open(joinPath(directory, name), .read)
+            defer { file.close() }
+            segmentBytes[id] = try file.size()
         }
         if let torn {
             report.tornTail = torn
@@ -188,11 +189,25 @@ package struct StoreRecovery {
         defer { file.close() }
         let bytes = try file.read(at: tail.validEnd, count: tail.size - tail.validEnd)
         let backup = "torn-\(JournalFormat.hex16(tail.segment))-\(JournalFormat.hex16(UInt64(tail.validEnd))).bak"
-        let backupFile = try layer.open(joinPath(directory, backup), .create)
-        defer { backupFile.close() }
-        try backupFile.write(bytes, at: 0)
-        try backupFile.sync()
-        try layer.syncDirectory(directory)
+        let backupPath = joinPath(directory, backup)
+        let backupFile = try layer.open(backupPath, .create)
+        do {
+            try backupFile.write(bytes, at: 0)
+            try backupFile.sync()
+            backupFile.close()
+            try layer.syncDirectory(directory)
+        } catch {
+            // Nothing was changed: no partial backup is left, and the store still opens read-only (which needs no
+            // space) or once there is room for the backup.
+            backupFile.close()
+            let failed = layer.removingTemporary(backupPath, after: error)
+            let cause = (failed as? TrellisError)?.message ?? "\(failed)"
+            throw TrellisError(
+                (failed as? TrellisError)?.code ?? .io,
+                "\(directory): the torn tail of \(tail.name) (\(bytes.count) bytes from offset \(tail.validEnd)) must be "
+                    + "backed up before a writable open drops it, and the backup failed: \(cause). Nothing was changed; "
+                    + "open the store read-only (StoreOptions(readOnly: true)), or free space and open it again")
+        }
         CrashPoints.hit("after-tail-backup")
         try file.truncate(to: tail.validEnd)
         try file.sync()
@@ -210,7 +225,10 @@ package struct StoreRecovery {
             let file = try layer.open(joinPath(directory, name), .read)
             defer { file.close() }
             let size = try file.size()
-            let header = try? readSegmentHeader(file, name: name, size: size)
+            var header: FileHeader?
+            do {
+                header = try readSegmentHeader(file, name: name, size: size)
+            } catch let error as TrellisError where error.code == .corrupt {}
             if header == nil || size > header!.encoded().count {
                 throw refusal(
                     JournalProblem(

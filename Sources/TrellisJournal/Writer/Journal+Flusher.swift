@@ -186,13 +186,16 @@ extension Journal {
             let next = try OpenSegment.create(
                 id: old.id + 1, firstSequence: w.lastWritten + 1, schema: schema, layer: layer, directory: directory)
             do {
-                try files.withLock { f in
-                    var manifest = f.manifest
+                // `manifestWrites`, not `files`, is held across the manifest's syncs (see `compact`).
+                try manifestWrites.withLock { _ in
+                    var manifest = files.withLock { $0.manifest }
                     manifest.lastSegment = next.id
                     manifest.generation += 1
                     try writeManifest(manifest)
-                    f.manifest = manifest
-                    f.segmentBytes[next.id] = next.end
+                    files.withLock { f in
+                        f.manifest = manifest
+                        f.segmentBytes[next.id] = next.end
+                    }
                 }
             } catch {
                 next.file.close()

@@ -55,6 +55,8 @@ package final class Journal: Sendable {
         var compactionRunning = false
         var compactionDone: Ticket?
         var compactions = 0
+        /// The `*.damaged` names a rewrite after salvage kept the files it replaced under.
+        var keptDamaged: [String] = []
     }
 
     let layer: any FileLayer
@@ -67,6 +69,11 @@ package final class Journal: Sendable {
     let failureState = Mutex<TrellisError?>(nil)
     let writer: Mutex<WriterSide>
     let files: Mutex<FilesState>
+    /// Held by whoever writes the manifest (rotation on the flusher, compaction on its thread), for the whole write
+    /// and its syncs; `files` is held only to read and update the state, so commits never wait for a manifest sync.
+    let manifestWrites = Mutex(())
+    /// What went wrong without failing the store (a replaced file that could not be removed), oldest first.
+    let warningList = Mutex<[String]>([])
     let delivery = Mutex(WeakPublisher())
 
     package init(
@@ -222,6 +229,19 @@ package final class Journal: Sendable {
             return failure
         }
     }
+
+    /// Problems that did not stop the store, each naming the file and the system error: a file the manifest no
+    /// longer names that could not be removed (the next open removes it), and the like.
+    package var warnings: [String] { warningList.withLock { $0 } }
+
+    func warn(_ what: String, _ error: any Error) {
+        let cause = (error as? TrellisError)?.message ?? "\(error)"
+        warningList.withLock { $0.append("\(what): \(cause)") }
+    }
+
+    /// Ends a journal whose flusher never started (an open that failed after creating it): waits for its
+    /// compaction, closes its segment and releases the lock.
+    package func closeUnstarted() { finishClosing() }
 
     /// How many compactions have committed since open (tests and tools).
     var compactionCount: Int { files.withLock { $0.compactions } }

@@ -9,6 +9,4 @@ struct OpenedStore {
     /// The writer side; nil for a read-only open.
     var journal: Journal?
     var report: RecoveryReport
-    /// Salvage skipped damage: the store rewrites itself as a checkpoint before it serves.
-    var needsRewrite: Bool
 }

@@ -85,14 +85,6 @@ public final class Store: Sendable, DurablePublisher {
         self.recoveryReport = opened.report
         self.isReadOnly = options.readOnly
         journal?.start(publisher: self)
-        if opened.needsRewrite {
-            do {
-                try journal?.rewriteAfterSalvage()
-            } catch {
-                try? journal?.close()
-                throw error
-            }
-        }
     }
 
     deinit {
@@ -201,6 +193,12 @@ public final class Store: Sendable, DurablePublisher {
 
     /// The error that stopped the store writing, if one did.
     public var failure: TrellisError? { journal?.failure }
+
+    /// Problems that did not stop the store, oldest first, each naming the file and the system error: a file a
+    /// compaction replaced that could not be removed (the next open removes it and lists it in its
+    /// `recoveryReport`), leftovers of an earlier run that could not be removed at open (`recoveryReport.warnings`).
+    /// Empty when all went well.
+    public var warnings: [String] { (recoveryReport?.warnings ?? []) + (journal?.warnings ?? []) }
 
     private func checkWritable() throws {
         if isReadOnly { throw TrellisError(.readOnly, "the store is open read-only") }

@@ -19,7 +19,7 @@ enum StoreOpener {
             // (the migration is no commit on disk).
             var graph = try SchemaMigrator.run(recovered.graph, plan: plan).graph
             graph.sequence = recovered.graph.sequence
-            return OpenedStore(graph: graph, journal: nil, report: recovered.report, needsRewrite: false)
+            return OpenedStore(graph: graph, journal: nil, report: recovered.report)
         }
         try layer.createDirectory(directory)
         let lock = try layer.lockExclusively(joinPath(directory, JournalFormat.lockName))
@@ -49,12 +49,22 @@ enum StoreOpener {
                     segmentBytes[segment.id] = segment.end
                 }
                 var report = recovered.report
-                report.removedFiles = removeLeftovers(recovered.files.unreferenced(by: manifest), layer, directory)
+                removeLeftovers(recovered.files.unreferenced(by: manifest), layer, directory, &report)
                 let journal = Journal(
                     layer: layer, directory: directory, schema: migrated.graph.schema, options: options, lock: lock,
                     segment: segment, graph: migrated.graph, manifest: manifest, segmentBytes: segmentBytes)
-                return OpenedStore(
-                    graph: migrated.graph, journal: journal, report: report, needsRewrite: recovered.needsRewrite)
+                if recovered.needsRewrite {
+                    // Salvage skipped damage: the store rewrites itself as a checkpoint before it serves, keeping
+                    // what it replaces as `*.damaged` (linked and synced before the new manifest commits).
+                    do {
+                        let kept = try journal.rewriteAfterSalvage()
+                        report.damagedFiles = Array(Set(report.damagedFiles + kept)).sorted()
+                    } catch {
+                        journal.closeUnstarted()
+                        throw error
+                    }
+                }
+                return OpenedStore(graph: migrated.graph, journal: journal, report: report)
             }
             return try create(
                 directory: directory, schema: plan.creationSchema, options: options, layer: layer, lock: lock)
@@ -72,8 +82,9 @@ enum StoreOpener {
         let files = try StoreFiles.list(layer, directory)
         var report = RecoveryReport()
         report.created = true
-        report.removedFiles = removeLeftovers(
-            files.temporaries + Array(files.segments.values) + Array(files.checkpoints.values), layer, directory)
+        removeLeftovers(
+            files.temporaries + Array(files.segments.values) + Array(files.checkpoints.values), layer, directory,
+            &report)
         let segment = try OpenSegment.create(
             id: 1, firstSequence: 1, schema: schema, layer: layer, directory: directory)
         let manifest = Manifest(
@@ -90,7 +101,7 @@ enum StoreOpener {
         let journal = Journal(
             layer: layer, directory: directory, schema: schema, options: options, lock: lock, segment: segment,
             graph: graph, manifest: manifest, segmentBytes: [1: segment.end])
-        return OpenedStore(graph: graph, journal: journal, report: report, needsRewrite: false)
+        return OpenedStore(graph: graph, journal: journal, report: report)
     }
 
     /// Commits a migration: a new segment whose header holds the new schema and whose first record is the migration
@@ -129,16 +140,30 @@ enum StoreOpener {
         )
     }
 
-    /// Removes files no manifest references; a failure leaves them for the next open and is not an error.
-    private static func removeLeftovers(_ names: [String], _ layer: any FileLayer, _ directory: String) -> [String] {
-        guard !names.isEmpty else { return [] }
-        var removed: [String] = []
-        for name in names.sorted() where (try? layer.remove(joinPath(directory, name))) != nil {
-            removed.append(name)
+    /// Removes files no manifest references. A failure is not the open's (the file stays unreferenced, and the next
+    /// open tries again), but it is reported: in `report.warnings`, which `Store.warnings` shows.
+    private static func removeLeftovers(
+        _ names: [String], _ layer: any FileLayer, _ directory: String, _ report: inout RecoveryReport
+    ) {
+        guard !names.isEmpty else { return }
+        for name in names.sorted() {
+            do {
+                try layer.remove(joinPath(directory, name))
+                report.removedFiles.append(name)
+            } catch {
+                report.warnings.append("could not remove the leftover \(name): \(describe(error))")
+            }
         }
-        try? layer.syncDirectory(directory)
-        return removed
+        do {
+            try layer.syncDirectory(directory)
+        } catch {
+            report.warnings.append(
+                "could not sync \(directory) after removing leftovers (a crash may bring them back): \(describe(error))"
+            )
+        }
     }
+
+    private static func describe(_ error: any Error) -> String { (error as? TrellisError)?.message ?? "\(error)" }
 
     /// A read-only open takes no lock, so a writer may compact meanwhile and delete a segment the reader was about to
     /// read. When reading fails and the manifest or the directory's files changed under it, the reader starts again;
