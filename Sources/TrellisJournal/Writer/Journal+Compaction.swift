@@ -55,6 +55,7 @@ extension Journal {
                 manifest.checkpointSequence = graph.sequence
                 manifest.checkpointBytes = UInt64(bytes)
                 manifest.firstSegment = firstKept
+                manifest.durableSequence = max(manifest.durableSequence, f.synced)
                 manifest.generation += 1
                 try writeManifest(manifest)
                 let old = f.manifest

@@ -174,6 +174,8 @@ extension Journal {
             try segment.file.sync()
             w.unsynced = false
             w.lastSync = DispatchTime.now()
+            let last = w.lastWritten
+            files.withLock { $0.synced = last }
         }
     }
 
@@ -189,6 +191,7 @@ extension Journal {
                 try files.withLock { f in
                     var manifest = f.manifest
                     manifest.lastSegment = next.id
+                    manifest.durableSequence = max(manifest.durableSequence, f.synced)
                     manifest.generation += 1
                     try writeManifest(manifest)
                     f.manifest = manifest
