@@ -36,6 +36,7 @@ import Testing
         let store = try Fixture.make(Fixture.newDirectory())
         defer { Fixture.cleanUp(store) }
         let last = try #require(try Fixture.records(store).last)
+        try StoreFile.forgetCleanClose(store)
         try StoreFile(store, last.file).truncate(to: last.offset + 20)
         let found = try problems(store)
         expectProblem(found, "torn tail", file: last.file, offset: last.offset)

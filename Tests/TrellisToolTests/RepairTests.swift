@@ -9,6 +9,7 @@ import Trellis
     func tornStore() throws -> (URL, JournalRecord) {
         let store = try Fixture.make(Fixture.newDirectory())
         let last = try #require(try Fixture.records(store).last)
+        try StoreFile.forgetCleanClose(store)
         try StoreFile(store, last.file).truncate(to: last.offset + 20)
         return (store, last)
     }

@@ -28,7 +28,7 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -391,22 +391,73 @@ def hex16(v):
 
 def read_manifest(path):
     data = open(path, "rb").read()
-    if len(data) != 72:
-        raise Damage("manifest", "MANIFEST", 0, f"{len(data)} bytes; a manifest has 72")
+    if len(data) not in (72, 76):
+        raise Damage("manifest", "MANIFEST", 0, f"{len(data)} bytes; a manifest has 76 (72 before version 5)")
     if data[0:8] != MANIFEST_MAGIC:
         raise Damage("manifest", "MANIFEST", 0, "bad magic")
     r = R(data, 8)
     version, flags, length = r.u16(), r.u16(), r.u32()
     generation, fp, cp_seq, cp_bytes, first, last = (r.u64() for _ in range(6))
-    stored_crc = r.u32()
-    if crc32(data[0:64]) != stored_crc:
+    # Version 5: a durable sequence, then the checksum of everything before it; versions 1-4: the checksum of
+    # bytes 0..<64, then 4 reserved bytes.
+    durable = r.u64() if len(data) == 76 else 0
+    covered = 72 if len(data) == 76 else 64
+    if crc32(data[0:covered]) != struct.unpack_from("<I", data, covered)[0]:
         raise Damage("manifest", "MANIFEST", 0, "checksum mismatch")
     if version not in READABLE_VERSIONS:
         raise Damage("manifest", "MANIFEST", 0, f"format version {version}")
-    if not (1 <= first <= last) or last >= 1 << 60 or cp_seq >= 1 << 60 or generation >= 1 << 60:
+    if (version >= 5) != (len(data) == 76):
+        raise Damage("manifest", "MANIFEST", 0, f"a version-{version} manifest of {len(data)} bytes")
+    if version >= 5 and (flags != 0 or length != 76):
+        raise Damage("manifest", "MANIFEST", 0, f"flags {flags} or length {length}")
+    if not (1 <= first <= last) or last >= 1 << 60 or cp_seq >= 1 << 60 or generation >= 1 << 60 \
+            or durable >= 1 << 60:
         raise Damage("manifest", "MANIFEST", 0, f"bad ranges first {first} last {last}")
     return dict(version=version, generation=generation, fingerprint=fp, checkpoint=cp_seq,
-                checkpoint_bytes=cp_bytes, first=first, last=last, length=length, flags=flags)
+                checkpoint_bytes=cp_bytes, first=first, last=last, length=length, flags=flags, durable=durable)
+
+
+CRC_TABLE = []
+for _n in range(256):
+    _c = _n
+    for _ in range(8):
+        _c = 0xEDB88320 ^ (_c >> 1) if _c & 1 else _c >> 1
+    CRC_TABLE.append(_c)
+
+
+def is_rot(data, offset, salt):
+    """Whether the last frame at offset, which failed its checksum, is rot rather than a torn write (§ Recovery,
+    step 4): whole (plausible length, in the file, only zeros after its 32 + S bytes), no 512-byte sector part of it
+    all zero, and either one flipped bit from checking out (payloads up to 64 KiB) or a non-zero last byte."""
+    if len(data) - offset < 32:
+        return False
+    head = data[offset:offset + 32]
+    if not any(head):
+        return False
+    checksum, stored_len = struct.unpack_from("<II", head, 0)
+    size = (32 + stored_len + 7) // 8 * 8
+    if stored_len > MAX_RECORD or size > len(data) - offset:
+        return False
+    extent = 32 + stored_len
+    if any(data[offset + extent:]):
+        return False
+    frame = data[offset:offset + extent]
+    start = offset // 512 * 512
+    while start < offset + extent:
+        if not any(frame[max(start, offset) - offset:min(start + 512, offset + extent) - offset]):
+            return False
+        start += 512
+    if stored_len <= 64 << 10:
+        message = struct.pack("<Q", salt) + frame[4:]
+        difference = crc32(message) ^ checksum
+        if bin(difference).count("1") == 1:
+            return True
+        effect = [CRC_TABLE[1 << b] for b in range(8)]
+        for _ in range(len(message) - 1, 7, -1):
+            if difference in effect:
+                return True
+            effect = [CRC_TABLE[e & 0xFF] ^ (e >> 8) for e in effect]
+    return frame[-1] != 0
 
 
 class Header:
@@ -1271,6 +1322,8 @@ def read_store(directory):
                 if kind == "zeroed" and not any(data[offset:]):
                     break  # reserved space: this segment ends here
                 resume = next_valid_frame(data, offset, h.salt, {T_CHANGE_SET, T_MIGRATION}, name)
+                if resume is None and is_last and kind == "checksum" and is_rot(data, offset, h.salt):
+                    raise Damage("rot", name, offset, f"{message}: a whole record with no sign of a torn write")
                 if resume is None and is_last:
                     report.problems.append(Damage("torn tail", name, offset, f"{message}; nothing valid follows "
                                                                              f"({len(data) - offset} bytes to the end)"))
@@ -1303,6 +1356,9 @@ def read_store(directory):
                 raise Damage("decode", name, offset, str(e))
             expected = f.sequence + 1
             offset += f.size
+        if is_last and expected - 1 < manifest["durable"]:
+            raise Damage("vanished tail", name, offset, f"the journal ends after record {expected - 1}; the manifest "
+                                                        f"says records through {manifest['durable']} were durable")
     last = headers[manifest["last"]].schema
     if last.fingerprint != graph.schema.fingerprint:
         raise Damage("schema", f"segment-{manifest['last']:016x}.trj", 40,

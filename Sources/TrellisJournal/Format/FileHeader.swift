@@ -67,7 +67,7 @@ package struct FileHeader: Equatable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 4")
+            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 5")
         }
         let flags = try r.u16()
         let length = Int(try r.u32())

@@ -115,6 +115,61 @@ struct FrameScanner {
         return true
     }
 
+    /// The unit a torn write is made of: disks write 512-byte sectors whole or not at all (aligned to file offsets
+    /// here; a 4 KiB sector is eight of them, so the rule holds for it too).
+    static let sectorSize = 512
+    /// The largest payload searched for one flipped bit (eight table steps a byte).
+    static let bitFlipSearchLimit = 64 << 10
+
+    /// Why the frame at `offset`, which failed its checksum and is the last thing in the file, is rot rather than a
+    /// torn write; nil when it may be torn. A write cut short over zeros (reserved space, or past the old end of the
+    /// file) leaves a zero sector part or a zero last byte; rot is a frame that is whole (header and length plausible,
+    /// all of it in the file, nothing but zeros after it) and either one flipped bit from checking out, or without
+    /// any of those signs of a tear (`journal-format.md`, Recovery step 4).
+    mutating func rot(at offset: Int) throws -> String? {
+        let left = size - offset
+        guard left >= FrameHeader.size else { return nil }
+        let header = FrameHeader(try window.bytes(at: offset, count: FrameHeader.size))
+        guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
+            return nil
+        }
+        let extent = FrameHeader.size + header.storedLength
+        guard try isZero(from: offset + extent) else { return nil }
+        let frame = Array(try window.bytes(at: offset, count: extent))
+        guard frame.count == extent else { return nil }
+        // A sector part of zeros is what a sector that never reached the disk leaves: torn.
+        var start = offset / Self.sectorSize * Self.sectorSize
+        while start < offset + extent {
+            let part = frame[(max(start, offset) - offset)..<(min(start + Self.sectorSize, offset + extent) - offset)]
+            if part.allSatisfy({ $0 == 0 }) { return nil }
+            start += Self.sectorSize
+        }
+        // One flipped bit that makes it check out is rot even when the record ends in a zero byte (most change sets
+        // do). The checked message is the salt, header bytes 4..<32 and the payload; a flip in the salt would be
+        // the file header's damage, so only the frame's own bytes are searched. A torn record matches by chance
+        // with odds of 8 × its bytes in 2³², hence the limit.
+        if header.storedLength <= Self.bitFlipSearchLimit {
+            let message = withUnsafeBytes(of: salt.littleEndian) { Array($0) } + frame[4...]
+            let difference = Zlib.crc32(0, message) ^ header.checksum
+            var flipped: (offset: Int, bit: Int)?
+            if difference.nonzeroBitCount == 1 {
+                flipped = (offset + difference.trailingZeroBitCount / 8, difference.trailingZeroBitCount % 8)
+            } else if let found = BitFlipSearch.find(
+                message: message, searched: 8..<message.count, difference: difference)
+            {
+                flipped = (offset + 4 + found.index - 8, found.bit)
+            }
+            if let flipped {
+                return "one flipped bit (bit \(flipped.bit) of the byte at offset \(flipped.offset)) in a whole record "
+                    + "\(header.sequence) of \(header.storedLength) bytes: rot, not a torn write"
+            }
+        }
+        // A write cut at any byte over zeros leaves a zero last byte.
+        guard frame[extent - 1] != 0 else { return nil }
+        return "record \(header.sequence) of \(header.storedLength) bytes is whole, fails its checksum, has no zero "
+            + "sector and ends in a non-zero byte: rot, not a torn write"
+    }
+
     /// At most this many payload bytes are hashed by all the searches for a valid frame in one file: four times its
     /// size and 1 MiB, so a search costs time linear in the file's size however its damage was crafted.
     var resyncBudget: Int { 4 * size + (1 << 20) }

@@ -19,6 +19,13 @@ public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertibl
         case tornTail = "torn tail"
         /// A record's checksum does not match its bytes.
         case checksum
+        /// The last record of the last segment is whole but fails its checksum with no sign of a torn write (one
+        /// flipped bit, or damage with no zero sector and a non-zero last byte): its bytes changed after they were
+        /// written. Not a crash artefact; refused unless salvaging.
+        case rot
+        /// The journal ends before the last record the manifest says was durable (written at clean close, rotation,
+        /// compaction and migration): records vanished from its end (zeroed or cut off at a record boundary).
+        case vanishedTail = "vanished tail"
         /// A length that cannot be right: larger than the maximum record size or than the bytes left in the file.
         case length
         /// A run of zero bytes where a record should start (preallocated or zeroed space).

@@ -45,6 +45,10 @@ public struct JournalReader: Sendable {
         public var firstSegment: UInt64
         /// The id of the last segment, the one being appended to.
         public var lastSegment: UInt64
+        /// The last record the journal held, synced, when the manifest was written (clean close, rotation,
+        /// compaction, migration); a journal ending before it lost records (class `vanished tail`). 0 before format
+        /// version 5.
+        public var durableSequence: UInt64
     }
 
     /// The manifest, or a problem saying why it cannot be read.
@@ -56,7 +60,8 @@ public struct JournalReader: Sendable {
         }
         return ManifestSummary(
             generation: m.generation, fingerprint: m.fingerprint, checkpointSequence: m.checkpointSequence,
-            checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment)
+            checkpointBytes: m.checkpointBytes, firstSegment: m.firstSegment, lastSegment: m.lastSegment,
+            durableSequence: m.durableSequence)
     }
 
     /// The schema the store was written with, from the newest readable header: of the segments the manifest names,
@@ -315,6 +320,6 @@ public struct JournalReader: Sendable {
         let checkpoint = files.checkpoints.keys.max() ?? 0
         return Manifest(
             generation: 0, fingerprint: schema.fingerprint, checkpointSequence: checkpoint, checkpointBytes: 0,
-            firstSegment: first, lastSegment: last)
+            firstSegment: first, lastSegment: last, durableSequence: 0)
     }
 }

@@ -6,7 +6,7 @@ import TrellisGraph
 /// at the first one or skip to the next valid frame is the caller's choice (`continueAfterDamage`).
 ///
 /// A damaged frame in the last segment with no valid frame anywhere after it is classified `.tornTail`: what a
-/// crash in the middle of an append leaves. Damage followed by a valid frame, or in any earlier segment, keeps its
+/// crash in the middle of an append leaves, unless it is a whole record that only rot explains (`.rot`). Damage followed by a valid frame, or in any earlier segment, keeps its
 /// own class (checksum, length, zeroed, …): that is corruption, not a crash.
 package struct JournalWalk {
     /// A valid record, in sequence, handed to the caller.
@@ -43,8 +43,28 @@ package struct JournalWalk {
     var continueAfterDamage: Bool
 
     /// Walks records after `checkpointSequence`; `onRecord` returns a problem when a valid frame does not decode or
-    /// apply (then it counts as damage too).
+    /// apply (then it counts as damage too). A journal that ends before the manifest's durable sequence has a
+    /// vanished tail, reported last (after any torn tail, which then is no crash artefact either).
     func walk(
+        after checkpointSequence: UInt64, onRecord: (Record) throws -> JournalProblem?
+    ) throws -> Outcome {
+        var outcome = try walkSegments(after: checkpointSequence, onRecord: onRecord)
+        let endsEarly = outcome.lastSequence < manifest.durableSequence
+        // Other damage already explains records that are not there.
+        if endsEarly && outcome.problems.allSatisfy({ $0.kind == .tornTail }) {
+            let missing = manifest.durableSequence - outcome.lastSequence
+            outcome.problems.append(
+                JournalProblem(
+                    .vanishedTail, file: outcome.tail?.name ?? JournalFormat.segmentName(manifest.lastSegment),
+                    offset: outcome.tail?.validEnd ?? 0,
+                    "the journal ends after record \(outcome.lastSequence); the manifest (generation "
+                        + "\(manifest.generation)) says records through \(manifest.durableSequence) were durable: "
+                        + "\(missing) record\(missing == 1 ? " is" : "s are") missing"))
+        }
+        return outcome
+    }
+
+    private func walkSegments(
         after checkpointSequence: UInt64, onRecord: (Record) throws -> JournalProblem?
     ) throws -> Outcome {
         var outcome = Outcome(lastSequence: checkpointSequence)
@@ -113,6 +133,12 @@ package struct JournalWalk {
                     // segment must start with the sequence number after this one's last record.
                     if kind == .zeroed, try scanner.isZero(from: offset) { break scan }
                     let resume = try scanner.nextValidFrame(after: offset)
+                    if resume == nil && isLast && !scanner.resyncGaveUp, kind == .checksum,
+                        let why = try scanner.rot(at: offset)
+                    {
+                        outcome.problems.append(JournalProblem(.rot, file: name, offset: offset, why))
+                        break scan
+                    }
                     if resume == nil && isLast && !scanner.resyncGaveUp {
                         outcome.problems.append(
                             JournalProblem(

@@ -5,7 +5,7 @@ import TrellisGraph
 /// it through `Graph.applying` (the function live commits use), and applies the recovery policy to any damage.
 ///
 /// The rules (see `journal-format.md`): a torn tail of the last segment is dropped (and backed up) unless the policy
-/// is `.strict`; damage followed by valid records, damage in an earlier segment, a sequence gap, a missing segment,
+/// is `.strict`; rot in the last record and a journal shorter than the manifest's durable sequence are damage; damage followed by valid records, damage in an earlier segment, a sequence gap, a missing segment,
 /// or a damaged manifest or checkpoint refuses the open with `.corrupt`, naming file, offset and class, unless the
 /// policy is `.salvage`, which skips what it must and asks for a rewrite.
 package struct StoreRecovery {
@@ -176,8 +176,17 @@ package struct StoreRecovery {
         }
         report.replayedRecords = outcome.records
         report.lastSequence = recovered.sequence
+        var kept = manifest
+        if !readOnly && recovered.sequence < kept.durableSequence {
+            // Only salvage gets here (a vanished tail refuses otherwise): it keeps what is there, and the manifest
+            // stops claiming the records that are not, before anything is appended after them.
+            kept.durableSequence = recovered.sequence
+            kept.generation += 1
+            try layer.writeAtomically(
+                kept.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
+        }
         return Recovered(
-            graph: recovered, manifest: manifest, tail: tail, report: report, journalBytes: journalBytes,
+            graph: recovered, manifest: kept, tail: tail, report: report, journalBytes: journalBytes,
             segmentBytes: segmentBytes, needsRewrite: !damage.isEmpty, files: files)
     }
 
@@ -242,6 +251,10 @@ package struct StoreRecovery {
         let hint: String
         switch problem.kind {
         case .tornTail: hint = "open with recovery: .tolerateTornTail to drop it"
+        case .rot, .vanishedTail:
+            hint =
+                "records that were durable are damaged or gone; open with recovery: .salvage to keep the rest "
+                + "(or run `trellis verify`)"
         default:
             hint = "the store was not opened; open with recovery: .salvage to skip the damage, or run `trellis verify`"
         }

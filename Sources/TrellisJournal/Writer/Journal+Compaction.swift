@@ -58,14 +58,15 @@ extension Journal {
             let bytes = try Checkpoint.write(
                 graph, layer: layer, directory: directory, afterChunk: options.checkpointChunkHook)
             let (old, replaced) = try manifestWrites.withLock { _ -> (Manifest, [UInt64]) in
-                let (old, replaced) = try files.withLock { f -> (Manifest, [UInt64]) in
+                let (old, replaced, synced) = try files.withLock { f -> (Manifest, [UInt64], UInt64) in
                     if let failure { throw failure }
-                    return (f.manifest, f.segmentBytes.keys.filter { $0 < firstKept }.sorted())
+                    return (f.manifest, f.segmentBytes.keys.filter { $0 < firstKept }.sorted(), f.synced)
                 }
                 var manifest = old
                 manifest.checkpointSequence = graph.sequence
                 manifest.checkpointBytes = UInt64(bytes)
                 manifest.firstSegment = firstKept
+                manifest.durableSequence = max(manifest.durableSequence, synced)
                 manifest.generation += 1
                 if preserveReplaced {
                     var names = replaced.map(JournalFormat.segmentName)

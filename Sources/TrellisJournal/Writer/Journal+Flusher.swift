@@ -174,6 +174,8 @@ extension Journal {
             try segment.file.sync()
             w.unsynced = false
             w.lastSync = DispatchTime.now()
+            let last = w.lastWritten
+            files.withLock { $0.synced = last }
         }
     }
 
@@ -188,8 +190,9 @@ extension Journal {
             do {
                 // `manifestWrites`, not `files`, is held across the manifest's syncs (see `compact`).
                 try manifestWrites.withLock { _ in
-                    var manifest = files.withLock { $0.manifest }
+                    var (manifest, synced) = files.withLock { ($0.manifest, $0.synced) }
                     manifest.lastSegment = next.id
+                    manifest.durableSequence = max(manifest.durableSequence, synced)
                     manifest.generation += 1
                     try writeManifest(manifest)
                     files.withLock { f in

@@ -57,6 +57,9 @@ package final class Journal: Sendable {
         var compactions = 0
         /// The `*.damaged` names a rewrite after salvage kept the files it replaced under.
         var keptDamaged: [String] = []
+        /// The last record synced (everything recovered counts: the opener synced it). Rotation, compaction and a
+        /// clean close record it in the manifest, so a journal found shorter later is damage, not a crash.
+        var synced: UInt64
     }
 
     let layer: any FileLayer
@@ -86,7 +89,7 @@ package final class Journal: Sendable {
         self.options = options
         self.lock = lock
         self.writer = Mutex(WriterSide(segment: segment, lastWritten: graph.sequence, lastWrittenGraph: graph))
-        self.files = Mutex(FilesState(manifest: manifest, segmentBytes: segmentBytes))
+        self.files = Mutex(FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence))
     }
 
     /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) on the flusher thread,
@@ -196,6 +199,9 @@ package final class Journal: Sendable {
 
     func finishClosing() {
         if let done = files.withLock({ $0.compactionDone }) { try? done.wait() }
+        if failure == nil {
+            do { try recordDurableEnd() } catch { fail(error) }
+        }
         writer.withLock { w in
             w.segment?.file.close()
             w.segment = nil
@@ -213,6 +219,20 @@ package final class Journal: Sendable {
         let closed = TrellisError(.readOnly, "the store at \(directory) is closed")
         for ticket in pending + flushes { ticket.complete(failure ?? closed) }
         for ticket in tickets { ticket.complete(failure) }
+    }
+
+    /// A clean close: the manifest records the last record synced (the flusher synced everything before closing), so
+    /// that a journal found ending before it is reported as a vanished tail. Not written when nothing was synced
+    /// since the manifest was.
+    private func recordDurableEnd() throws {
+        try files.withLock { f in
+            guard f.synced > f.manifest.durableSequence else { return }
+            var manifest = f.manifest
+            manifest.durableSequence = f.synced
+            manifest.generation += 1
+            try writeManifest(manifest)
+            f.manifest = manifest
+        }
     }
 
     /// Records the first failure for good and returns the error every commit gets from now on.

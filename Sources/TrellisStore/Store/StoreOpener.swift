@@ -89,7 +89,7 @@ enum StoreOpener {
             id: 1, firstSequence: 1, schema: schema, layer: layer, directory: directory)
         let manifest = Manifest(
             generation: 1, fingerprint: schema.fingerprint, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1,
-            lastSegment: 1)
+            lastSegment: 1, durableSequence: 0)
         do {
             try layer.writeAtomically(
                 manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
@@ -128,7 +128,7 @@ enum StoreOpener {
         let manifest = Manifest(
             generation: old.generation + 1, fingerprint: graph.schema.fingerprint,
             checkpointSequence: old.checkpointSequence, checkpointBytes: old.checkpointBytes,
-            firstSegment: old.firstSegment, lastSegment: id)
+            firstSegment: old.firstSegment, lastSegment: id, durableSequence: graph.sequence)
         try layer.writeAtomically(
             manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
         CrashPoints.hit("after-migration-manifest")

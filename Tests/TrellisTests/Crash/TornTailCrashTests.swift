@@ -13,9 +13,11 @@ import TrellisTestSupport
 @Suite struct TornTailCrashTests {
     typealias X = CrashExpectations
 
-    /// The journal of 49 commits in one segment, with its bytes and where its records end.
+    /// The journal of 49 commits in one segment, with its bytes and where its records end. The store was not closed
+    /// (a power cut after its last commit): a torn tail is what a crash leaves, and after a clean close the manifest
+    /// says which records were durable, so the same cuts would be a vanished tail (case D2).
     static func journal() throws -> (disk: SimulatedFileLayer, name: String, bytes: [UInt8], ends: [Int], start: Int) {
-        let disk = try X.store(commits: 49)
+        let disk = try X.crashedStore(commits: 49)
         let records = try X.records(disk)
         let name = records[0].file
         let bytes = try #require(disk.contents(X.path(name)))

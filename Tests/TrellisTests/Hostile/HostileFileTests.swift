@@ -44,16 +44,31 @@ import Testing
     }
 
     @Test func manifestFlagsLengthAndReservedAreRefused() throws {
+        func crc(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            withUnsafeBytes(of: Zlib.crc32(0, bytes).littleEndian) { Array($0) }
+        }
         let good = Manifest(
-            generation: 1, fingerprint: 0, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1, lastSegment: 1
+            generation: 1, fingerprint: 0, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1, lastSegment: 1,
+            durableSequence: 0
         ).encoded()
         _ = try Manifest.parse(good, file: "MANIFEST")
-        for (at, byte) in [(10, UInt8(1)), (12, UInt8(80)), (68, UInt8(1))] {
+        for (at, byte) in [(10, UInt8(1)), (12, UInt8(80))] {
             var bytes = good
             bytes[at] = byte
-            let crc = Zlib.crc32(0, bytes[0..<64])
-            bytes.replaceSubrange(64..<68, with: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
+            bytes.replaceSubrange(72..<76, with: crc(bytes[0..<72]))
             #expect(throws: TrellisError.self) { _ = try Manifest.parse(bytes, file: "MANIFEST") }
+        }
+        // A version-4 manifest: 72 bytes, the checksum over bytes 0..<64, then a reserved word outside it.
+        var legacy = Array(good[0..<64])
+        legacy[8] = 4
+        legacy[12] = 72
+        let sealed = { (bytes: [UInt8]) in Array(bytes[0..<64]) + crc(bytes[0..<64]) + Array(bytes[68..<72]) }
+        let goodLegacy = sealed(legacy + [0, 0, 0, 0, 0, 0, 0, 0])
+        _ = try Manifest.parse(goodLegacy, file: "MANIFEST")
+        for (at, byte) in [(10, UInt8(1)), (12, UInt8(80)), (68, UInt8(1))] {
+            var bytes = goodLegacy
+            bytes[at] = byte
+            #expect(throws: TrellisError.self) { _ = try Manifest.parse(sealed(bytes), file: "MANIFEST") }
         }
     }
 

@@ -37,7 +37,7 @@ import Testing
         }
         let manifest = Manifest(
             generation: 9, fingerprint: 0xfeed_f00d, checkpointSequence: 1234, checkpointBytes: 1 << 33,
-            firstSegment: 4, lastSegment: 6)
+            firstSegment: 4, lastSegment: 6, durableSequence: 1 << 35 + 5)
         crc = Zlib.crc32(crc, manifest.encoded())
         #expect(crc == Self.headers, "digest \(String(crc, radix: 16))")
     }
@@ -98,6 +98,6 @@ import Testing
     }
 
     static let changeSets: UInt32 = 0x487b_e75c
-    static let headers: UInt32 = 0x9af9_b892
+    static let headers: UInt32 = 0x7275_6046
     static let checkpoints: UInt32 = 0x1dd8_ec51
 }

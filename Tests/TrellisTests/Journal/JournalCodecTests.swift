@@ -123,13 +123,40 @@ import TrellisTestSupport
 
     @Test func manifestChecksItself() throws {
         let m = Manifest(
-            generation: 3, fingerprint: 42, checkpointSequence: 7, checkpointBytes: 100, firstSegment: 2, lastSegment: 4
-        )
+            generation: 3, fingerprint: 42, checkpointSequence: 7, checkpointBytes: 100, firstSegment: 2,
+            lastSegment: 4,
+            durableSequence: 9)
         var bytes = m.encoded()
+        #expect(bytes.count == 76 && bytes[8] == 5 && bytes[12] == 76)
         #expect(try Manifest.parse(bytes, file: "M") == m)
         bytes[20] ^= 1
         #expect(throws: TrellisError.self) { try Manifest.parse(bytes, file: "M") }
         #expect(throws: TrellisError.self) { try Manifest.parse(Array(m.encoded().prefix(40)), file: "M") }
+        // Version 5: every byte is under the checksum (a flip anywhere is refused), and flags must be 0.
+        for i in 0..<76 {
+            var flipped = m.encoded()
+            flipped[i] ^= 0x10
+            #expect(throws: TrellisError.self, "byte \(i)") { try Manifest.parse(flipped, file: "M") }
+        }
+        var flagged = m.encoded()
+        flagged[10] = 1
+        flagged.replaceSubrange(
+            72..<76, with: withUnsafeBytes(of: Zlib.crc32(0, flagged[0..<72]).littleEndian, Array.init))
+        #expect(throws: TrellisError.self) { try Manifest.parse(flagged, file: "M") }
+    }
+
+    @Test func manifestOfVersionFourStillReads() throws {
+        // The 72-byte layout of versions 1 to 4, written out by hand: the checksum covers bytes 0..<64 only.
+        var bytes = JournalFormat.manifestMagic + [4, 0, 0, 0, 72, 0, 0, 0]
+        for field: UInt64 in [3, 42, 7, 100, 2, 4] { bytes += withUnsafeBytes(of: field.littleEndian, Array.init) }
+        bytes += withUnsafeBytes(of: Zlib.crc32(0, bytes).littleEndian, Array.init) + [0, 0, 0, 0]
+        let m = try Manifest.parse(bytes, file: "M")
+        #expect(m.checkpointSequence == 7 && m.firstSegment == 2 && m.lastSegment == 4 && m.durableSequence == 0)
+        // A version-5 number in the old layout, or a version from the future, is refused.
+        var five = bytes
+        five[8] = 5
+        five.replaceSubrange(64..<68, with: withUnsafeBytes(of: Zlib.crc32(0, five[0..<64]).littleEndian, Array.init))
+        #expect(throws: TrellisError.self) { try Manifest.parse(five, file: "M") }
     }
 
     @Test func checkpointLoadsEqualIncludingDanglingTargetsAndDeletedSerials() throws {

@@ -13,6 +13,22 @@ struct StoreFile {
 
     func truncate(to size: Int) throws { try write(Array(try bytes().prefix(size))) }
 
+    /// Sets a version-5 manifest's durable sequence (offset 64) to 0 and fixes its checksum: the store as a crash
+    /// after its last commits leaves it, rather than a clean close (after which a cut tail is a vanished tail).
+    static func forgetCleanClose(_ store: URL) throws {
+        let manifest = StoreFile(store, "MANIFEST")
+        var b = try manifest.bytes()
+        for i in 64..<72 { b[i] = 0 }
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in b[0..<72] {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        crc ^= 0xFFFF_FFFF
+        for i in 0..<4 { b[72 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try manifest.write(b)
+    }
+
     func flip(at offset: Int) throws {
         var b = try bytes()
         b[offset] ^= 0x5A
