@@ -77,11 +77,19 @@ def deflated_frame(salt, ftype, seq, raw, time=0, trailing=b""):
     return encode_frame(salt, ftype, seq, stored, time=time, codec=1, raw_len=len(raw))
 
 
-def encode_manifest(m, checkpoint_bytes=None, flags=0, length=72, reserved=0):
+def encode_manifest(m, checkpoint_bytes=None, flags=0, length=None, reserved=None):
+    """Version 5's 76 bytes (durable sequence, everything under the checksum); with `reserved`, the 72-byte layout
+    of versions 1-4 (checksum over 0..<64, then the reserved word) as version 4."""
+    legacy = reserved is not None or m["version"] < 5
+    version = min(m["version"], 4) if legacy else m["version"]
     body = tr.MANIFEST_MAGIC + struct.pack(
-        "<HHIQQQQQQ", m["version"], flags, length, m["generation"], m["fingerprint"], m["checkpoint"],
-        m["checkpoint_bytes"] if checkpoint_bytes is None else checkpoint_bytes, m["first"], m["last"])
-    return body + struct.pack("<II", tr.crc32(body), reserved)
+        "<HHIQQQQQQ", version, flags, length if length is not None else (72 if legacy else 76), m["generation"],
+        m["fingerprint"], m["checkpoint"], m["checkpoint_bytes"] if checkpoint_bytes is None else checkpoint_bytes,
+        m["first"], m["last"])
+    if legacy:
+        return body + struct.pack("<II", tr.crc32(body), reserved or 0)
+    body += struct.pack("<Q", m.get("durable", 0))
+    return body + struct.pack("<I", tr.crc32(body))
 
 
 def value(type_raw, v):

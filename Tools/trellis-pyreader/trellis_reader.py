@@ -410,6 +410,8 @@ def read_manifest(path):
         raise Damage("manifest", "MANIFEST", 0, f"a version-{version} manifest of {len(data)} bytes")
     if version >= 5 and (flags != 0 or length != 76):
         raise Damage("manifest", "MANIFEST", 0, f"flags {flags} or length {length}")
+    if version < 5 and (flags != 0 or length != 72 or data[68:72] != bytes(4)):
+        raise Damage("manifest", "MANIFEST", 0, f"flags {flags}, length {length} or the reserved word")
     if not (1 <= first <= last) or last >= 1 << 60 or cp_seq >= 1 << 60 or generation >= 1 << 60 \
             or durable >= 1 << 60:
         raise Damage("manifest", "MANIFEST", 0, f"bad ranges first {first} last {last}")
