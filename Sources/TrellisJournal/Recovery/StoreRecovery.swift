@@ -143,9 +143,15 @@ package struct StoreRecovery {
         var journalBytes = outcome.bytes
         var segmentBytes: [UInt64: Int] = [:]
         for (id, name) in files.segments where (manifest.firstSegment...manifest.lastSegment).contains(id) {
-            let file = try layer.open(joinPath(directory, name), .read)
-            defer { file.close() }
-            segmentBytes[id] = try file.size()
+            do {
+                let file = try layer.open(joinPath(directory, name), .read)
+                defer { file.close() }
+                segmentBytes[id] = try file.size()
+            } catch  where readOnly {
+                // The walk has read these segments; a writer compacting meanwhile may have removed them since, and
+                // only a writer needs their sizes.
+                continue
+            }
         }
         if let torn {
             report.tornTail = torn

@@ -53,11 +53,13 @@ import TrellisTestSupport
         try Self.expectRefusal(disk, .sequenceGap, file: name, offset: offset)
     }
 
-    @Test("17: a duplicated segment (a copy under the next name) is refused as a sequence gap in its header")
-    func duplicatedSegmentIsRefusedAsASequenceGap() throws {
+    /// Its header names segment 3 in the file of segment 4: refused on the header, before its sequence is compared
+    /// (it was refused as a sequence gap at offset 24 before headers were checked against their file names).
+    @Test("17: a duplicated segment (a copy under the next name) is refused on its header, which names the other")
+    func duplicatedSegmentIsRefusedOnItsHeader() throws {
         let (disk, _) = try Self.store()
         disk.setContents(X.path(JournalFormat.segmentName(4)), disk.contents(X.path(JournalFormat.segmentName(3)))!)
-        try Self.expectRefusal(disk, .sequenceGap, file: JournalFormat.segmentName(4), offset: 24)
+        try Self.expectRefusal(disk, .header, file: JournalFormat.segmentName(4), offset: 0)
     }
 
     @Test("17: a segment whose records come from another segment is refused as stale frames")
