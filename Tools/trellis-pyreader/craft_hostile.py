@@ -364,7 +364,7 @@ def main(argv):
     write_checkpoint(store, cp_data[cp_header.length:],
                      encode_header(tr.CHECKPOINT_MAGIC, cp_header, cp_header.schema_bytes, flags=4))
     # Width-0 blocks: chunks of 65,536 rows that take a few dozen bytes each, thousands of them.
-    store, _ = case("checkpoint-width0-rows", "open", compacted)
+    store, _ = case("checkpoint-width0-rows", "damage", compacted)
     cs = cp_header.schema
     target = None
     for i, e in enumerate(cs.entities):

@@ -1000,7 +1000,7 @@ def decode_columns_chunk(payload, schema):
     r = R(payload)
     entity = r.number(len(schema.entities) - 1)
     e = schema.entities[entity]
-    n = r.number(65536)
+    n = r.number(4159)  # CheckpointColumns.maxRows: what the writer cuts at
     if n == 0:
         raise Bad("a chunk of no rows")
     s = section(r)
