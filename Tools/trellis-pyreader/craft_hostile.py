@@ -316,12 +316,12 @@ def main(argv):
         encode_header(tr.SEGMENT_MAGIC, s.header, sb) + s.frames_bytes())
     # History contradicting itself: an update whose old value is not the value the object holds, and a delete
     # whose values are not those the object had.
-    _, last = case("update-old-value-contradicts", "open")
+    _, last = case("update-old-value-contradicts", "damage")
     graph, _ = tr.read_store(base)
     obj_serial = min(graph.tables[d_entity].rows)
     upd = varint(d_entity) + varint(obj_serial) + varint(1) + varint(d_pos) + value(10, 12345.0) + value(10, 1.0)
     append(last, encode_frame(salt, 1, seq, change_set(updates=[upd])))
-    _, last = case("delete-values-contradict", "open")
+    _, last = case("delete-values-contradict", "damage")
     rels = schema.entities[d_entity].relationships
     row = graph.tables[d_entity].rows[obj_serial]
     dele = varint(d_entity) + varint(obj_serial) + varint(len(d_attrs)) + b"".join(
@@ -364,7 +364,7 @@ def main(argv):
     write_checkpoint(store, cp_data[cp_header.length:],
                      encode_header(tr.CHECKPOINT_MAGIC, cp_header, cp_header.schema_bytes, flags=4))
     # Width-0 blocks: chunks of 65,536 rows that take a few dozen bytes each, thousands of them.
-    store, _ = case("checkpoint-width0-rows", "open", compacted)
+    store, _ = case("checkpoint-width0-rows", "damage", compacted)
     cs = cp_header.schema
     target = None
     for i, e in enumerate(cs.entities):

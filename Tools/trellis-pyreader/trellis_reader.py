@@ -610,8 +610,22 @@ def remove_target(graph, entity, serial, k, target):
         row[1][k].discard(target)
 
 
-def apply_change_set(graph, cs, sequence):
+def identical(a, b):
+    """Value.isIdentical: same tag and bits (doubles and dates bit for bit, -0.0 apart from 0.0; any two NaN
+    doubles equal)."""
+    if a[0] != b[0]:
+        return False
+    if a[0] in ("double", "date"):
+        same = bytes(a[1]) == bytes(b[1])
+        return same or (a[0] == "double" and math.isnan(f64(a[1])) and math.isnan(f64(b[1])))
+    return a == b
+
+
+def apply_change_set(graph, cs, sequence, check_history=False):
+    """Applies a change set; with check_history (verify), updates' old values and deletes' values and targets must
+    be those the graph holds where they apply (§ Recovery / verify)."""
     schema = graph.schema
+    earlier = {}
     # 1. inserts, in order
     for entity, serial, values in cs["inserts"]:
         check_id(schema, entity, serial)
@@ -636,6 +650,13 @@ def apply_change_set(graph, cs, sequence):
         for attribute, old, new in changes:
             if attribute >= len(e.attributes) or not value_fits(e.attributes[attribute].kind, new):
                 reject(f"update with a bad attribute or value type for {schema.describe(entity, serial)}")
+            if check_history:
+                held = earlier.get((entity, serial, attribute), row[0][attribute])
+                if not identical(old, held):
+                    reject(f"update says attribute '{e.attributes[attribute].name}' was {old}, but it holds {held}, "
+                           f"in {schema.describe(entity, serial)}")
+                earlier[(entity, serial, attribute)] = new
+        for attribute, old, new in changes:
             row[0][attribute] = new
     # 3. relationship edits, in order
     for kind, s_entity, s_serial, k, t_entity, t_serial in cs["edits"]:
@@ -663,6 +684,16 @@ def apply_change_set(graph, cs, sequence):
             remove_target(graph, t_entity, t_serial, rel.inverse, s_serial)
     # 4. deletes, in order: the graph's own links (not the record's) say which inverse ends to clean
     doomed = {(entity, serial) for entity, serial, _, _ in cs["deletes"]}
+    if check_history:
+        for entity, serial, values, links in cs["deletes"]:
+            check_id(schema, entity, serial)
+            row = graph.tables[entity].rows.get(serial)
+            if row is None:
+                continue  # refused below
+            if len(values) != len(row[0]) or not all(identical(a, b) for a, b in zip(values, row[0])):
+                reject(f"delete says values {values}, but it holds {row[0]}, in {schema.describe(entity, serial)}")
+            if [sorted(x) for _, x in links] != [sorted(x) for x in row[1]]:
+                reject(f"delete says targets {links}, but it holds {row[1]}, in {schema.describe(entity, serial)}")
     for entity, serial, values, links in cs["deletes"]:
         check_id(schema, entity, serial)
         table = graph.tables[entity]
@@ -969,7 +1000,7 @@ def decode_columns_chunk(payload, schema):
     r = R(payload)
     entity = r.number(len(schema.entities) - 1)
     e = schema.entities[entity]
-    n = r.number(65536)
+    n = r.number(4159)  # CheckpointColumns.maxRows: what the writer cuts at
     if n == 0:
         raise Bad("a chunk of no rows")
     s = section(r)
@@ -1280,8 +1311,9 @@ def list_store(directory):
     return segments, checkpoints
 
 
-def read_store(directory):
-    """Rebuilds the store: returns (graph, report). Damage is collected in report.problems."""
+def read_store(directory, check_history=False):
+    """Rebuilds the store: returns (graph, report). Damage is collected in report.problems. With check_history
+    (verify), history that contradicts the state it applies to is damage too."""
     report = Report()
     manifest = read_manifest(os.path.join(directory, "MANIFEST"))
     segments, checkpoints = list_store(directory)
@@ -1353,7 +1385,7 @@ def read_store(directory):
                         raise Damage("schema", name, 40, "written with a schema no migration leads to")
                     cs = decode_change_set(payload, h.schema)
                     report.records.append(dict(frame=f, file=name, schema=h.schema, migration=None, changes=cs))
-                    apply_change_set(graph, cs, f.sequence)
+                    apply_change_set(graph, cs, f.sequence, check_history)
             except Bad as e:
                 raise Damage("decode", name, offset, str(e))
             expected = f.sequence + 1
@@ -1586,7 +1618,7 @@ def main(argv):
         return 2
     command, store = argv[1], argv[2]
     try:
-        graph, report = read_store(store)
+        graph, report = read_store(store, check_history=command == "verify")
     except Damage as d:
         sys.stderr.write(f"damage: {d}\n")
         return 1

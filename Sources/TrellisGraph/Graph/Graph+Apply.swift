@@ -26,6 +26,66 @@ extension Graph {
         self.sequence = sequence
     }
 
+    /// `apply(_:sequence:)`, also checking the history the change set carries against the graph it applies to: each
+    /// update's old values must be the values the object holds (after the inserts and any earlier update of it in
+    /// the same change set), and each delete's values and targets those the object holds when the deletes apply
+    /// (after the updates and edits). A record that contradicts the state it replays onto is damage, and throws
+    /// `TrellisError.corrupt` naming the object. `trellis verify` replays this way; recovery does not (its replay
+    /// is the reopen's hot path, and history does not change the state it rebuilds).
+    package mutating func applyCheckingHistory(_ changes: ChangeSet, sequence: UInt64) throws {
+        try applyInserts(changes.inserts)
+        // Values set by an earlier update of the same object in this change set (a writer never emits two).
+        var earlier: [ObjectID: [Int: Value]] = [:]
+        for update in changes.updates {
+            try checkEntity(update.id)
+            guard let row = row(update.id) else { throw reject("update of missing object", update.id) }
+            for change in update.changes {
+                let a = change.attribute.index
+                guard change.attribute.entity == update.id.entity, a < row.count else {
+                    throw reject("update with a bad attribute or value type for", update.id)
+                }
+                let held = earlier[update.id]?[a] ?? row[a]
+                guard change.old.isIdentical(to: held) else {
+                    throw reject(
+                        "update says attribute '\(layout(update.id.entity).attributes[a].name)' was \(change.old), "
+                            + "but it holds \(held), in", update.id)
+                }
+                earlier[update.id, default: [:]][a] = change.new
+            }
+        }
+        try applyUpdates(changes.updates)
+        for edit in changes.edits { try applyEdit(edit) }
+        for delete in changes.deletes {
+            try checkEntity(delete.id)
+            // A missing object (or one deleted twice) is refused by `applyDeletes` below.
+            guard let row = row(delete.id) else { continue }
+            let layout = layout(delete.id.entity)
+            let values = delete.values
+            guard values.count == row.count, zip(values, row).allSatisfy({ $0.0.isIdentical(to: $0.1) }) else {
+                let shown =
+                    values.count == row.count
+                    ? zip(values, row).enumerated().first { !$0.element.0.isIdentical(to: $0.element.1) }.map {
+                        "attribute '\(layout.attributes[$0.offset].name)' was \($0.element.0), but it holds "
+                            + "\($0.element.1)"
+                    } ?? "" : "\(values.count) values for \(row.count) attributes"
+                throw reject("delete says \(shown), in", delete.id)
+            }
+            let links = delete.relationships
+            for k in layout.relationships.indices {
+                let held = targets(delete.id, RelationshipKey(entity: delete.id.entity, index: k))
+                let said = k < links.count ? links[k].sorted() : []
+                guard said == held else {
+                    throw reject(
+                        "delete says relationship '\(layout.relationships[k].name)' held \(said.count) target(s) "
+                            + "\(said.prefix(3).map { "\($0)" }.joined(separator: ", ")), but it holds \(held.count)",
+                        delete.id)
+                }
+            }
+        }
+        try applyDeletes(changes.deletes)
+        self.sequence = sequence
+    }
+
     func reject(_ message: String, _ id: ObjectID) -> TrellisError {
         TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
     }

@@ -6,12 +6,15 @@ import TrellisGraph
 /// column by column, each column in sections that are deflated when that makes them smaller. journal-format.md
 /// ("Columns chunk payload") gives every byte; this file writes and reads exactly that.
 enum CheckpointColumns {
-    /// The most rows a chunk may hold; bounds what a damaged count can make the reader allocate.
-    static let maxRows = 65_536
-    /// The most relationship targets a chunk may hold, all relationships together (same reason).
-    static let maxTargets = 1 << 24
     /// Writers cut chunks at leaf boundaries once they hold this many rows or about `targetBytes` of values.
     static let targetRows = 4_096
+    /// The most rows a chunk may hold: what a writer cuts at (`targetRows`, plus a leaf's 64 rows less one). A
+    /// column of one repeated value, and consecutive serials, encode in no bytes a row, so the chunk's bytes cannot
+    /// bound its rows; this does, at about 100 rows a byte of file, what the writer itself produces for such rows
+    /// (format versions 2 and 3 allowed 65,536: 3,000 chunks of 89 bytes claimed 196 million rows).
+    static let maxRows = targetRows + 63
+    /// The most relationship targets a chunk may hold, all relationships together (same reason).
+    static let maxTargets = 1 << 24
     static let targetBytes = 1 << 20
     /// The most text one alphabet-packed section may unpack to. Packed text costs as little as no bytes a character
     /// (an alphabet of one), so its length, unlike a stored or deflated section's, is not bounded by the input.

@@ -142,8 +142,9 @@ public struct JournalReader: Sendable {
     }
 
     /// Checks everything: the manifest, the checkpoint (every chunk), every record (checksum, sequence, decoding with
-    /// its segment's schema, that a migration starts from the schema before it, and that each record applies to the
-    /// graph before it), that the last segment's schema is the one the records lead to, and files the manifest does
+    /// its segment's schema, that a migration starts from the schema before it, that each record applies to the
+    /// graph before it, and that the history it carries, updates' old values and deletes' values and targets, is the
+    /// state it applies to), that the last segment's schema is the one the records lead to, and files the manifest does
     /// not reference.
     public func verify() throws -> JournalVerification {
         let files = try StoreFiles.list(layer, path)
@@ -196,7 +197,7 @@ public struct JournalReader: Sendable {
         }
         var graph = loaded ?? Graph(schema: firstSegmentSchema(files, manifest) ?? schema)
         let outcome = try walkRecords(files, manifest) { record in
-            graph = try record.applied(to: graph)
+            graph = try record.appliedCheckingHistory(to: graph)
             return nil
         }
         problems += outcome.problems

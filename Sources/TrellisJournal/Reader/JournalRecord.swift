@@ -56,4 +56,15 @@ public struct JournalRecord: Sendable {
         }
         return try graph.applying(changes, sequence: sequence)
     }
+
+    /// `applied(to:)`, checking the old values of updates and the values and targets of deletes against the graph
+    /// (`Graph.applyCheckingHistory`): what `JournalReader.verify()` replays.
+    func appliedCheckingHistory(to graph: Snapshot) throws -> Snapshot {
+        guard migrationRecord == nil, graph.schema.fingerprint == schema.fingerprint else {
+            return try applied(to: graph)
+        }
+        var next = graph
+        try next.applyCheckingHistory(changes, sequence: sequence)
+        return next
+    }
 }
