@@ -49,6 +49,7 @@ package final class SimulatedFile: LayerFile {
                 data.append(contentsOf: repeatElement(0, count: size - data.count))
             }
             s.nodes[node]!.current = data
+            s.nodes[node]!.cleanNotDurable = s.nodes[node]!.cleanNotDurable.filter { $0.key < size }
         }
     }
 
@@ -56,8 +57,24 @@ package final class SimulatedFile: LayerFile {
         layer.passGate(.sync, path)
         let delay = layer.state.withLock { $0.syncDelay }
         if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
-        try layer.fileOperation(.sync, path) { s in
-            if let data = s.nodes[node]?.current { s.nodes[node]!.synced = data }
+        try layer.state.withLock { s in
+            do {
+                try s.begin(.sync, path)
+            } catch {
+                if s.failedSyncCleansPages && !s.dead, let old = s.nodes[node] {
+                    // The kernel gave up on the dirty pages and marked them clean: they stay readable, never written.
+                    var marked = old.cleanNotDurable
+                    for i in old.current.indices where i >= old.synced.count || old.current[i] != old.synced[i] {
+                        if marked[i] == nil { marked[i] = i < old.synced.count ? old.synced[i] : 0 }
+                    }
+                    s.nodes[node]!.cleanNotDurable = marked
+                }
+                throw error
+            }
+            guard let old = s.nodes[node] else { return }
+            var synced = old.current
+            for (i, byte) in old.cleanNotDurable where i < synced.count { synced[i] = byte }
+            s.nodes[node]!.synced = synced
         }
     }
 

@@ -66,6 +66,10 @@ extension SimulatedFileLayer {
             if data.count < end { data.append(contentsOf: repeatElement(0, count: end - data.count)) }
             data.replaceSubrange(offset..<end, with: bytes.prefix(count))
             s.nodes[node]!.current = data
+            if !s.nodes[node]!.cleanNotDurable.isEmpty {
+                // Written again, those bytes are dirty again: the next successful sync makes them durable.
+                for i in offset..<end { s.nodes[node]!.cleanNotDurable[i] = nil }
+            }
             if let failure { throw failure }
         }
     }

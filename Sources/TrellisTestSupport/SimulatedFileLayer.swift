@@ -104,6 +104,10 @@ package final class SimulatedFileLayer: FileLayer {
     package struct Node: Sendable {
         package var current: [UInt8] = []
         package var synced: [UInt8] = []
+        /// Bytes a failed sync marked clean without writing them (`failedSyncCleansPages`): offset → what the disk
+        /// holds there (the byte synced before, or zero). Reads still see `current`; a successful sync leaves these
+        /// offsets as they are on disk, and only writing them again makes them dirty (and syncable) again.
+        package var cleanNotDurable: [Int: UInt8] = [:]
     }
 
     /// A directory's entries as they are, and as last synced.
@@ -129,6 +133,9 @@ package final class SimulatedFileLayer: FileLayer {
         package var syncDelay: Double = 0
         /// The largest byte count one read asked for (tests check that damaged lengths are not trusted).
         package var largestRead = 0
+        /// "fsyncgate": a failed file sync marks the file's unsynced bytes clean but not durable, as Linux may after
+        /// an `fdatasync` error (see `Node.cleanNotDurable` and `failedSyncCleansPages()`).
+        package var failedSyncCleansPages = false
         /// Syncs to hold at a gate (see `block`).
         package var gates: [(operation: Operation, pathContains: String, skip: Int, gate: Gate)] = []
     }
@@ -185,6 +192,21 @@ package final class SimulatedFileLayer: FileLayer {
             return s.gates.remove(at: i).gate
         }
         gate?.hold()
+    }
+
+    /// Turns on the "fsyncgate" mode: from now on a file sync that fails (an injected `EIO`, say) leaves that file's
+    /// unsynced bytes in the page cache, marked clean: reads still return them, later successful syncs do not write
+    /// them, and a crash loses them (the bytes synced before, or zeros) while keeping bytes written and synced after
+    /// them. Writing a byte again makes it dirty again. Granularity is the byte, the worst case of a 4 KiB page.
+    package func failedSyncCleansPages(_ on: Bool = true) { state.withLock { $0.failedSyncCleansPages = on } }
+
+    /// How many bytes of `path` a failed sync left clean but not durable (the "fsyncgate" mode).
+    package func cleanNotDurableBytes(_ path: String) -> Int {
+        state.withLock { s in
+            let (dir, name) = Self.split(path)
+            guard let node = s.directories[dir]?.entries[name] else { return 0 }
+            return s.nodes[node]?.cleanNotDurable.count ?? 0
+        }
     }
 
     /// Every operation so far, in order.
@@ -274,6 +296,7 @@ package final class SimulatedFileLayer: FileLayer {
                 try s.begin(.create, path)
                 if let node = s.directories[dir]!.entries[name] {
                     s.nodes[node]!.current = []
+                    s.nodes[node]!.cleanNotDurable = [:]
                     return SimulatedFile(layer: self, node: node, path: path, writable: true)
                 }
                 let node = s.nextNode

@@ -38,7 +38,9 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         public static let conflict = Code("conflict")
         /// The store was opened read-only, or is closed.
         public static let readOnly = Code("read-only")
-        /// A write or sync failed earlier: the store stopped writing and only reads until it is reopened.
+        /// A write or sync failed: the store stopped writing and only reads until it is reopened. The commit in
+        /// flight when it failed may or may not be on disk (its message says its outcome is unknown); later ones
+        /// are refused and not written.
         public static let failed = Code("store failed")
         /// A file operation failed; the message names the call, the path and the errno.
         public static let io = Code("I/O error")

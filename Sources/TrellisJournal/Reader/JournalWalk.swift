@@ -24,6 +24,10 @@ package struct JournalWalk {
         var header: FileHeader
         var validEnd: Int
         var size: Int
+        /// Where the records the manifest's durable sequence covers end in this segment (its header's end when it
+        /// covers none of them): the bytes from here to `validEnd` were read, maybe from the page cache, and are not
+        /// known to be on disk.
+        var durableEnd: Int
     }
 
     /// What a walk found: the problems, the last sequence number applied, the last segment's valid end.
@@ -120,6 +124,7 @@ package struct JournalWalk {
                 knownTypes: [RecordType.changeSet.rawValue, RecordType.migration.rawValue])
             var offset = header.encoded().count
             var validEnd = offset
+            var durableEnd = offset
             // Records lost in a skipped damaged range leave a gap that the damage already explains.
             var skippedDamage = false
             scan: while true {
@@ -184,12 +189,17 @@ package struct JournalWalk {
                     } else {
                         outcome.records += 1
                         outcome.lastSequence = frame.header.sequence
+                        if frame.header.sequence <= manifest.durableSequence { durableEnd = frameEnd }
                     }
                     offset = frameEnd
                     validEnd = offset
                 }
             }
-            if isLast { outcome.tail = Tail(segment: id, name: name, header: header, validEnd: validEnd, size: size) }
+            if isLast {
+                outcome.tail = Tail(
+                    segment: id, name: name, header: header, validEnd: validEnd, size: size,
+                    durableEnd: min(durableEnd, validEnd))
+            }
             if !continueAfterDamage, !outcome.problems.isEmpty { return outcome }
         }
         return outcome

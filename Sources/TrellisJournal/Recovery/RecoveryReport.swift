@@ -34,6 +34,11 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     /// Temporary and unreferenced files removed after the open succeeded.
     public var removedFiles: [String] = []
 
+    /// Bytes of the last segment a writable open wrote again and synced before it returned: the records after the
+    /// manifest's durable sequence, which a failed sync may have left in the page cache only (journal-format.md,
+    /// Recovery). Zero after a clean close.
+    public var rewrittenBytes = 0
+
     /// What went wrong without stopping the open, each naming the file and the system error: a leftover file that
     /// could not be removed (it stays unreferenced; the next open tries again). `Store.warnings` adds what went wrong
     /// later.
@@ -47,6 +52,7 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
         if checkpointSequence > 0 { parts.append("checkpoint \(checkpointSequence)") }
         parts.append("\(replayedRecords) records replayed")
         if droppedBytes > 0 { parts.append("dropped a torn tail of \(droppedBytes) bytes") }
+        if rewrittenBytes > 0 { parts.append("wrote the last \(rewrittenBytes) bytes again") }
         if !skipped.isEmpty { parts.append("salvage skipped \(skipped.count) problems") }
         if !damagedFiles.isEmpty {
             parts.append("kept \(damagedFiles.count) damaged files (\(damagedFiles.joined(separator: ", ")))")

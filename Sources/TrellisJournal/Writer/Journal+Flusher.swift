@@ -78,8 +78,13 @@ extension Journal {
         // Once records are durable and their commits acknowledged, a later failure (rotation, compaction start) must
         // not take the acknowledgement back: each ticket is completed exactly once.
         var acknowledged = false
+        // Whether the store had failed before this turn: its entries were then refused, never written.
+        var refused = false
         do {
-            if let failure { throw failure }
+            if let failure {
+                refused = true
+                throw failure
+            }
             if !work.entries.isEmpty { try append(work.entries) }
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
@@ -99,11 +104,24 @@ extension Journal {
         } catch {
             let failure = fail(error)
             if !acknowledged {
-                for entry in work.entries { entry.ticket?.complete(failure) }
-                for ticket in work.flushTickets { ticket.complete(failure) }
+                // Records this turn wrote, in part or whole, may be on disk after a crash or may not: say so.
+                let answer = refused ? failure : outcomeUnknown(failure, error)
+                for entry in work.entries { entry.ticket?.complete(answer) }
+                for ticket in work.flushTickets { ticket.complete(answer) }
             }
             for ticket in work.compactionTickets { ticket.complete(failure) }
         }
+    }
+
+    /// The error for a commit (or flush) in flight when the store failed: its record was written, in part or whole,
+    /// and not confirmed durable, so after a crash it may be there or not; a reopen shows which. Not "not saved".
+    func outcomeUnknown(_ failure: TrellisError, _ error: any Error) -> TrellisError {
+        let cause = (error as? TrellisError)?.message ?? "\(error)"
+        return TrellisError(
+            failure.code,
+            "this commit's outcome is unknown: its record was written, in whole or in part, but not confirmed "
+                + "durable when the store at \(directory) failed (after a crash it may or may not be there; a reopen "
+                + "shows what the disk holds), and the store refuses commits until it is reopened: \(cause)")
     }
 
     func append(_ entries: [Entry]) throws {

@@ -243,8 +243,8 @@ package final class Journal: Sendable {
             let cause = (error as? TrellisError)?.message ?? "\(error)"
             let failure = TrellisError(
                 .failed,
-                "the store at \(directory) stopped writing after an I/O error and is read-only until reopened "
-                    + "(commits not yet acknowledged were not saved): \(cause)")
+                "the store at \(directory) failed after an I/O error and refuses commits until it is reopened "
+                    + "(a refused commit is not written; one in flight when it failed was told its outcome): \(cause)")
             state = failure
             return failure
         }

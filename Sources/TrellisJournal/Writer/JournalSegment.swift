@@ -39,6 +39,28 @@ package struct OpenSegment {
             headerSize: tail.header.encoded().count, allocated: tail.size)
     }
 
+    /// Writes the bytes of `tail` that are not known to be durable (after the records the manifest's durable
+    /// sequence covers, up to the last valid record) again, the same bytes at the same offsets, and returns how many.
+    /// After a failed sync, Linux may have marked those pages clean without writing them: a read (recovery's) still
+    /// finds them in the page cache, but a sync no longer writes them. Written again they are dirty again, so the
+    /// sync that follows (the caller's) makes them durable or fails.
+    package func rewriteUnconfirmed(_ tail: JournalWalk.Tail) throws -> Int {
+        precondition(tail.segment == id, "the tail of another segment")
+        let chunk = 1 << 20
+        var offset = tail.durableEnd
+        while offset < tail.validEnd {
+            let count = min(chunk, tail.validEnd - offset)
+            let bytes = try file.read(at: offset, count: count)
+            guard bytes.count == count else {
+                throw TrellisError(
+                    .io, "segment \(id): read \(bytes.count) of \(count) bytes at offset \(offset) to write them again")
+            }
+            try file.write(bytes, at: offset)
+            offset += count
+        }
+        return max(0, tail.validEnd - tail.durableEnd)
+    }
+
     package init(id: UInt64, file: any LayerFile, salt: UInt64, end: Int, headerSize: Int, allocated: Int) {
         self.id = id
         self.file = file

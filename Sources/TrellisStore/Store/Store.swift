@@ -106,7 +106,8 @@ public final class Store: Sendable, DurablePublisher {
     /// - Complexity: in proportion to the transaction's change (after delete rules), not to the store.
     /// In a directory store with `.perCommit` durability (the default) it returns once the commit is durable, and
     /// readers see it only from then on; concurrent commits share one sync. If the journal cannot write or sync,
-    /// the commit throws (it is not acknowledged) and the store turns read-only until reopened.
+    /// the commit throws (it is not acknowledged, and its outcome is unknown: after a crash it may or may not be
+    /// there) and the store turns read-only until reopened; later commits are refused.
     @discardableResult
     public func commit(_ transaction: consuming Transaction) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")

@@ -32,8 +32,12 @@ enum StoreOpener {
                 var segment = try OpenSegment.reopen(recovered.tail, layer: layer, directory: directory)
                 // What recovery read may not all be durable: a writer that died, or whose directory sync failed,
                 // can leave records and renames (a new manifest) in the page cache only. Make them durable before
-                // anything is acknowledged on top of them, or shown to readers.
+                // anything is acknowledged on top of them, or shown to readers. After a failed sync the kernel may
+                // have marked the tail's pages clean, so a sync alone would not write them: the records past the
+                // durable sequence are written again first (journal-format.md, Recovery).
+                var report = recovered.report
                 do {
+                    report.rewrittenBytes = try segment.rewriteUnconfirmed(recovered.tail)
                     try segment.file.sync()
                     try layer.syncDirectory(directory)
                 } catch {
@@ -48,7 +52,6 @@ enum StoreOpener {
                         record, graph: migrated.graph, manifest: manifest, options: options, directory: directory)
                     segmentBytes[segment.id] = segment.end
                 }
-                var report = recovered.report
                 removeLeftovers(recovered.files.unreferenced(by: manifest), layer, directory, &report)
                 let journal = Journal(
                     layer: layer, directory: directory, schema: migrated.graph.schema, options: options, lock: lock,
