@@ -99,6 +99,7 @@ extension Leaf {
 
     /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
     /// array.
+    @inline(__always)
     package func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {
         try links.withUnsafeBufferPointer { links in
             if links[relationship].isToMany {

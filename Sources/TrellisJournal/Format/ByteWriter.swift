@@ -150,6 +150,7 @@ struct ByteWriter: ~Copyable {
     }
 
     /// Varint length, then the bytes.
+    @inline(__always)
     mutating func blob(_ b: UnsafeRawBufferPointer) {
         reserve(10 + b.count)
         putVarint(UInt64(b.count))
