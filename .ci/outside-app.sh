@@ -54,6 +54,12 @@ if arguments.count > 3, arguments[3] == "next" {
     try store.close()
 } else {
     let store = try Store(directory: directory, models: [Note.self])
+    // What this open found: a store the last launch closed cleanly needs nothing written again and keeps no damage.
+    if let report = store.recoveryReport {
+        print(
+            "recovered rewritten=\(report.rewrittenBytes) damaged=\(report.damagedFiles.count) "
+                + "warnings=\(store.warnings.count)")
+    }
     let context = ModelContext(store)
     let note = Note()
     note.text = arguments[2]
@@ -77,6 +83,8 @@ uid=$(echo "$first" | awk '{print $2}')
 # The second launch opens the first one's store (new Date() and UUID() defaults) and sees its note unchanged.
 [ "$(echo "$second" | grep -c '^note ')" -eq 2 ] || { echo "second launch: expected 2 notes"; exit 1; }
 echo "$second" | grep -q "^note $uid one$" || { echo "second launch lost the first note"; exit 1; }
+# The first launch's clean close recorded its last record as durable, so the second launch's open rewrites nothing.
+echo "$second" | grep -q "^recovered rewritten=0 damaged=0 warnings=0$" || { echo "second launch: expected a clean reopen"; exit 1; }
 # The next version migrates: 3 notes, the first with its uid and text under the new name, pinned false.
 [ "$(echo "$third" | grep -c '^note ')" -eq 3 ] || { echo "next version: expected 3 notes"; exit 1; }
 echo "$third" | grep -q "^note $uid one pinned=false$" || { echo "next version lost the first note"; exit 1; }
