@@ -1,7 +1,7 @@
 /// The project's one seeded random number generator (Steele, Lea and Flood's SplitMix64): small and fast, and a seed
 /// replays exactly the same numbers on every run and platform. Crash simulations, the benchmark's workload and the
 /// tests' workloads all draw from it.
-package struct SeededRandom: RandomNumberGenerator, Sendable {
+@usableFromInline package struct SeededRandom: RandomNumberGenerator, Sendable {
     @usableFromInline var state: UInt64
 
     package init(seed: UInt64) { state = seed }

@@ -4,9 +4,9 @@ import TrellisCore
 /// An index key for one required number, date or boolean: the value encoded in 64 bits so that unsigned order is the
 /// value's order, then the serial. Sixteen bytes, trivially copyable, compared with two integer comparisons — against
 /// forty bytes and an enum switch for a general `IndexEntry`.
-package struct ScalarEntry: Comparable, Sendable {
-    var bits: UInt64
-    package var serial: UInt64
+@usableFromInline package struct ScalarEntry: Comparable, Sendable {
+    @usableFromInline var bits: UInt64
+    @usableFromInline package var serial: UInt64
 
     @inlinable @inline(__always)
     package static func < (lhs: ScalarEntry, rhs: ScalarEntry) -> Bool {

@@ -5,7 +5,7 @@ extension SerialTrie: Sequence {
     ///
     /// The iterator holds the nodes it walks, so it keeps reading the version it started on whatever happens to the
     /// trie afterwards.
-    package struct Iterator: IteratorProtocol {
+    @usableFromInline package struct Iterator: IteratorProtocol {
         /// A node being walked and the occupied slots of it not yet visited.
         private struct Frame {
             var node: Node
@@ -45,7 +45,7 @@ extension SerialTrie: Sequence {
         /// The next key and value in ascending key order.
         ///
         /// - Complexity: O(1) amortized.
-        package mutating func next() -> (key: UInt64, value: Value)? {
+        @usableFromInline package mutating func next() -> (key: UInt64, value: Value)? {
             while let top = frames.indices.last {
                 let unvisited = frames[top].unvisited
                 guard unvisited != 0 else {
@@ -70,12 +70,12 @@ extension SerialTrie: Sequence {
     /// An iterator over all keys and values in ascending key order.
     ///
     /// - Complexity: O(h).
-    package func makeIterator() -> Iterator {
+    @usableFromInline package func makeIterator() -> Iterator {
         Iterator(root: root, height: height, from: 0)
     }
 
     /// - Complexity: O(1).
-    package var underestimatedCount: Int { storedCount }
+    @usableFromInline package var underestimatedCount: Int { storedCount }
 
     /// The keys from `lowerKey` on with their values, in ascending key order; lazily walked.
     ///
@@ -87,12 +87,14 @@ extension SerialTrie: Sequence {
     /// Calls `body` with every key and value in ascending key order.
     ///
     /// - Complexity: O(n), without the iterator's bookkeeping.
+    @inlinable
     package func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
         guard let root else { return }
         try Self.forEach(in: root, level: height, prefix: 0, body)
     }
 
-    private static func forEach(
+    @inlinable
+    static func forEach(
         in node: Node,
         level: Int,
         prefix: UInt64,

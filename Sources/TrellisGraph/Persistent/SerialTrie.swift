@@ -20,15 +20,15 @@ import TrellisCore
 /// let before = table          // O(1); `before` never changes
 /// table[2] = "second"         // copies the root-to-leaf path only
 /// ```
-package struct SerialTrie<Value> {
-    typealias Node = SerialTrieNode<Value>
+@usableFromInline package struct SerialTrie<Value> {
+    @usableFromInline typealias Node = SerialTrieNode<Value>
 
     /// The root, or `nil` when empty; never an empty node otherwise.
-    var root: Node?
+    @usableFromInline var root: Node?
 
     /// The level of the root (leaves are level 0). Always the smallest that fits the largest key, so a root above
     /// level 0 occupies some slot other than 0.
-    var height: Int
+    @usableFromInline var height: Int
 
     /// Backing store for `count`, kept outside the nodes so that `count` is O(1).
     var storedCount: Int
@@ -45,7 +45,7 @@ package struct SerialTrie<Value> {
     /// The number of keys.
     ///
     /// - Complexity: O(1).
-    package var count: Int { storedCount }
+    @usableFromInline package var count: Int { storedCount }
 
     /// Whether the trie holds no keys.
     ///

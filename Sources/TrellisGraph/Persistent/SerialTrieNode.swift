@@ -13,16 +13,16 @@ import TrellisCore
 ///
 /// A node that is reachable from more than one trie value is never mutated (mutation copies it first), which is what
 /// makes the unchecked `Sendable` conformance sound.
-final class SerialTrieNode<Value>: @unchecked Sendable {
+@usableFromInline final class SerialTrieNode<Value>: @unchecked Sendable {
     // No run-time exclusivity checks: a node is written only while one trie value holds it (see above), so no read
     // can overlap a write, and a check on every level of a lookup cost more than the level's work.
 
     /// Bit `i` is set when slot `i` is occupied.
-    @exclusivity(unchecked) var bitmap: UInt64
+    @usableFromInline @exclusivity(unchecked) var bitmap: UInt64
     /// Leaf elements in slot order; always empty for interior nodes and for zero-sized `Value`s.
-    @exclusivity(unchecked) var items: ContiguousArray<Value>
+    @usableFromInline @exclusivity(unchecked) var items: ContiguousArray<Value>
     /// Interior children in slot order; always empty for leaves.
-    @exclusivity(unchecked) var children: ContiguousArray<SerialTrieNode<Value>>
+    @usableFromInline @exclusivity(unchecked) var children: ContiguousArray<SerialTrieNode<Value>>
 
     /// A node with the given contents; the default is empty, a state that lasts only until the insertion that made it
     /// fills it.
@@ -49,14 +49,14 @@ final class SerialTrieNode<Value>: @unchecked Sendable {
 
 extension SerialTrieNode {
     /// Bits of the key consumed per level.
-    static var bitsPerLevel: Int { 6 }
+    @inlinable static var bitsPerLevel: Int { 6 }
 
     /// The deepest possible root height: level 10 holds key bits 60...63.
     static var maximumHeight: Int { 10 }
 
     /// Whether elements take storage at all. A zero-sized `Value` (such as `Void` in a set) has exactly one value, so
     /// the bitmap alone records everything and `items` stays empty.
-    static var storesItems: Bool { MemoryLayout<Value>.size != 0 }
+    @inlinable static var storesItems: Bool { MemoryLayout<Value>.size != 0 }
 
     /// The slot of `key` in a node at `level` (leaves are level 0).
     ///
@@ -77,7 +77,7 @@ extension SerialTrieNode {
     /// The element at `position` of a leaf.
     ///
     /// - Complexity: O(1).
-    @inline(__always)
+    @inlinable @inline(__always)
     func item(at position: Int) -> Value {
         guard Self.storesItems else { return Self.zeroSizedValue }
         return items[position]
@@ -113,7 +113,7 @@ extension SerialTrieNode {
 
     /// The one value of a zero-sized type. Such a type has no bits, so every value of it is the same value, and a
     /// bit cast from the empty tuple (also zero-sized) produces it.
-    private static var zeroSizedValue: Value {
+    @usableFromInline static var zeroSizedValue: Value {
         unsafeBitCast((), to: Value.self)
     }
 }

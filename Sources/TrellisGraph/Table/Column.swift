@@ -4,8 +4,8 @@ import TrellisCore
 /// One attribute's values for the 64 rows of a leaf, stored by kind so that numbers cost 8 bytes and booleans one bit.
 ///
 /// Only the array that matches the attribute's kind is allocated; the others stay empty (no allocation).
-package struct Column: Sendable {
-    package enum Kind: UInt8, Sendable {
+@usableFromInline package struct Column: Sendable {
+    @usableFromInline package enum Kind: UInt8, Sendable {
         case bool, int, double, date, string, other
 
         package init(_ type: AttributeType) {

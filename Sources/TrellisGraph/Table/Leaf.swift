@@ -5,7 +5,7 @@ import TrellisCore
 ///
 /// Leaves are values inside the entity's `SerialTrie`; a commit that changes one row copies the trie path, the leaf's
 /// column list and the one column it touches (512 bytes for a number), not the store.
-package struct Leaf: Sendable {
+@usableFromInline package struct Leaf: Sendable {
     package static let width = 64
     package static let shift: UInt64 = 6
     package static let mask: UInt64 = 63
@@ -99,7 +99,7 @@ extension Leaf {
 
     /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
     /// array.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {
         try links.withUnsafeBufferPointer { links in
             if links[relationship].isToMany {

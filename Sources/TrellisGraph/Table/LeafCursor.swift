@@ -4,7 +4,7 @@ import TrellisCore
 /// built) pays one trie descent per leaf instead of one per row.
 ///
 /// Only for reading rows whose contents do not change while the cursor is in use.
-package struct LeafCursor {
+@usableFromInline package struct LeafCursor {
     private var entity = UInt32.max
     private var key: UInt64 = 0
     @usableFromInline var found = false

@@ -3,7 +3,7 @@ import TrellisCore
 
 /// One relationship's targets for the 64 rows of a leaf: a serial per row for to-one (0: none), a persistent set per
 /// row for to-many.
-package struct LinkColumn: Sendable {
+@usableFromInline package struct LinkColumn: Sendable {
     @usableFromInline package var one: [UInt64] = []
     @usableFromInline package var many: [SerialTrie<Void>] = []
 

@@ -10,7 +10,7 @@ import TrellisCore
 /// bytes: |row0 bytes|row1 bytes|...|row63 bytes|
 /// ends:   e0         e1             e63          row r spans ends[r-1] ..< ends[r] (0 ..< ends[0] for row 0)
 /// ```
-package struct PackedStrings: Sendable {
+@usableFromInline package struct PackedStrings: Sendable {
     @usableFromInline package private(set) var bytes: [UInt8] = []
     /// Empty until the first string is set, so the columns of other kinds (which hold a `PackedStrings` too) cost no
     /// allocation for it.
