@@ -54,7 +54,10 @@ import Testing
         #expect(
             keys(json["manifest"]) == [
                 "generation", "schemaFingerprint", "checkpointSequence", "firstSegment", "lastSegment",
+                "durableSequence",
             ])
+        // The fixture's store was closed cleanly, so its manifest records every record as durable.
+        #expect((json["manifest"] as? [String: Any])?["durableSequence"] as? Int == 8)
     }
 
     @Test func verifyJSONHasTheDocumentedFields() throws {

@@ -20,6 +20,33 @@ import Testing
         #expect(lines.contains("checkpoint  none (the journal holds every commit since the store was created)"))
     }
 
+    @Test func infoSaysHowFarTheManifestRecordsTheJournalAsDurable() throws {
+        let store = try JSONOutputTests.store()
+        defer { Fixture.cleanUp(store) }
+        func durableLine() throws -> String? {
+            try Tool.run(["info", store.path]).stdout.split(separator: "\n").map(String.init).first {
+                $0.hasPrefix("durable     ")
+            }
+        }
+        // Closed cleanly: the manifest records all 8 records.
+        #expect(try durableLine() == "durable     through sequence 8 (on the manifest's record)")
+        // A process that stopped without closing: records after the manifest's mark are counted.
+        try StoreFile.setDurableSequence(store, 5)
+        #expect(try durableLine() == "durable     through sequence 5 (on the manifest's record; 3 later records since)")
+        try StoreFile.forgetCleanClose(store)
+        #expect(
+            try durableLine()
+                == "durable     nothing recorded yet (no clean close, rotation or compaction since format version 5)")
+        // A journal that ends before the mark lost records, and info says so.
+        try StoreFile.setDurableSequence(store, 8)
+        let last = try #require(try Fixture.records(store).last)
+        try StoreFile(store, last.file).truncate(to: last.offset)
+        #expect(
+            try durableLine()
+                == "durable     through sequence 8 (on the manifest's record; the journal ends at 7: records are "
+                + "missing, run `trellis verify`)")
+    }
+
     @Test func dumpShowsOneRowPerChangeWithOldAndNewValues() throws {
         let store = try JSONOutputTests.store()
         defer { Fixture.cleanUp(store) }

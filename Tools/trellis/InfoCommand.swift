@@ -111,6 +111,7 @@ struct InfoReport {
             let orphan = survey.isLive(s) ? "" : " — not in the manifest (orphan)"
             out.append("  \(s.name)  \(ValueFormat.bytes(s.bytes))  \(range) (\(s.records) records)\(orphan)")
         }
+        if let m { out.append("durable     " + Self.durableLine(m, last: lastSequence)) }
         out.append(
             "journal     \(survey.records) records, \(ValueFormat.bytes(survey.storedBytes)) stored, "
                 + "\(ValueFormat.bytes(survey.uncompressedBytes)) uncompressed: compression "
@@ -160,11 +161,26 @@ struct InfoReport {
         return .object(pairs)
     }
 
+    /// What the manifest says is durable, against the last record read: the records after it were synced by their
+    /// commits but are not on the manifest's record until the next clean close, rotation or compaction.
+    static func durableLine(_ m: JournalReader.ManifestSummary, last: UInt64) -> String {
+        guard m.durableSequence > 0 else {
+            return "nothing recorded yet (no clean close, rotation or compaction since format version 5)"
+        }
+        var line = "through sequence \(m.durableSequence) (on the manifest's record"
+        if last > m.durableSequence {
+            line += "; \(last - m.durableSequence) later record\(last - m.durableSequence == 1 ? "" : "s") since"
+        } else if last < m.durableSequence {
+            line += "; the journal ends at \(last): records are missing, run `trellis verify`"
+        }
+        return line + ")"
+    }
+
     private func manifestJSON(_ m: JournalReader.ManifestSummary) -> JSON {
         .object([
             ("generation", .int(m.generation)), ("schemaFingerprint", .string(StoreFileName.hex16(m.fingerprint))),
             ("checkpointSequence", .int(m.checkpointSequence)), ("firstSegment", .int(m.firstSegment)),
-            ("lastSegment", .int(m.lastSegment)),
+            ("lastSegment", .int(m.lastSegment)), ("durableSequence", .int(m.durableSequence)),
         ])
     }
 

@@ -15,10 +15,13 @@ struct StoreFile {
 
     /// Sets a version-5 manifest's durable sequence (offset 64) to 0 and fixes its checksum: the store as a crash
     /// after its last commits leaves it, rather than a clean close (after which a cut tail is a vanished tail).
-    static func forgetCleanClose(_ store: URL) throws {
+    static func forgetCleanClose(_ store: URL) throws { try setDurableSequence(store, 0) }
+
+    /// Rewrites the manifest's durable sequence (offset 64) and its checksum.
+    static func setDurableSequence(_ store: URL, _ sequence: UInt64) throws {
         let manifest = StoreFile(store, "MANIFEST")
         var b = try manifest.bytes()
-        for i in 64..<72 { b[i] = 0 }
+        for i in 64..<72 { b[i] = UInt8(truncatingIfNeeded: sequence >> (8 * UInt64(i - 64))) }
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in b[0..<72] {
             crc ^= UInt32(byte)
