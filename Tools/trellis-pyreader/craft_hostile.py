@@ -10,6 +10,7 @@ Writes one store per case under OUT and OUT/cases.tsv: name, what every reader m
     damage   verify exits 1 (the damage is reported); every other command finishes (any exit code, no signal)
     clean    every command finishes; verify exits 0 (a legal if odd value: printed, never a trap)
     same     verify exits 0 and export prints exactly what it prints for the store the case was made from
+    toolarge verify exits 1 saying "too large": valid chunks describing more than the process can hold
     open     a class not fixed yet (issue 23): run and reported as OPEN, not failed
 
 Every file is parsed with trellis_reader.py (written from journal-format.md) and written back with its checksums
@@ -381,31 +382,44 @@ def main(argv):
     def zero_width_ints(base_value):
         return b"\x00" + signed(base_value) + b"\x00"
 
-    def column(a, rows):
+    def column(a, rows, text):
         if a.type in tr.INT_TYPES:
             return sec(b"\x00" + zero_width_ints(7))
         if a.type == 9:
-            # every string 256 bytes long, from a one-letter alphabet: no bits at all
-            return sec(b"\x00" + zero_width_ints(256) + b"\x01") + sec(b"\x00" + b"a")
+            # every string `text` bytes long, from a one-letter alphabet: no bits at all
+            return sec(b"\x00" + zero_width_ints(text) + b"\x01") + sec(b"\x00" + b"a")
         return sec(b"\x01" + b"\xff" * ((rows + 7) // 8))  # all null
 
-    chunks = []
-    rows = 65536
-    nchunks = 3000
-    for k in range(nchunks):
-        first = 1 + k * rows
-        payload = varint(target) + varint(rows) + sec(b"\x01" + signed(first) + signed(1) + b"\x00")
-        for a in e.attributes:
-            payload += column(a, rows)
-        for _ in e.relationships:
-            payload += sec(zero_width_ints(0) + zero_width_ints(0))
-        chunks.append(encode_frame(cp_header.salt, 4, k + 1, payload))
-    footer = varint(cp_header.sequence) + varint(len(cs.entities))
-    for i in range(len(cs.entities)):
-        footer += varint(rows * nchunks if i == target else 0) * 2
-    footer += varint(nchunks)
-    chunks.append(encode_frame(cp_header.salt, 3, nchunks + 1, footer))
-    write_checkpoint(store, b"".join(chunks))
+    def width0_checkpoint(store, rows, nchunks, text, claimed=None):
+        chunks = []
+        for k in range(nchunks):
+            first = 1 + k * rows
+            payload = varint(target) + varint(rows) + sec(b"\x01" + signed(first) + signed(1) + b"\x00")
+            for a in e.attributes:
+                payload += column(a, rows, text)
+            for _ in e.relationships:
+                payload += sec(zero_width_ints(0) + zero_width_ints(0))
+            chunks.append(encode_frame(cp_header.salt, 4, k + 1, payload))
+        footer = varint(cp_header.sequence) + varint(len(cs.entities))
+        for i in range(len(cs.entities)):
+            footer += varint(rows * nchunks if i == target else 0)
+            footer += varint((rows * nchunks if claimed is None else claimed) if i == target else 0)
+        footer += varint(nchunks)
+        chunks.append(encode_frame(cp_header.salt, 3, nchunks + 1, footer))
+        write_checkpoint(store, b"".join(chunks))
+
+    width0_checkpoint(store, 65536, 3000, 256)
+    # The same within the format's limits (4,096 rows a chunk, at most 16 MiB of packed text a chunk), so every chunk
+    # is valid and the whole is too large for any machine: 20,000 chunks of about 60 bytes claim 82 million objects,
+    # and 400 chunks of 4,096 strings of 4 KiB each 6.7 GB of text. Loading must stop, saying so, within the bound.
+    if any(a.type == 9 for a in e.attributes):
+        store, _ = case("checkpoint-legal-chunks-text", "toolarge", compacted)
+        width0_checkpoint(store, 4096, 400, 4096)
+    store, _ = case("checkpoint-legal-chunks-rows", "toolarge", compacted)
+    width0_checkpoint(store, 4096, 20000, 1)
+    # The same chunks under a footer that claims one chunk's worth: damage, found at the second chunk.
+    store, _ = case("checkpoint-legal-chunks-footer-low", "damage", compacted)
+    width0_checkpoint(store, 4096, 20000, 1, claimed=4096)
 
     with open(os.path.join(out, "cases.tsv"), "w") as f:
         for c in cases:

@@ -53,6 +53,9 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         /// A schema does not match the one an operation needs. No operation of this version throws it; code that matches it
         /// keeps compiling.
         public static let schemaMismatch = Code("schema mismatch")
+        /// Loading the store would need more memory than this process can use (half of its address-space limit, or
+        /// of the machine's memory); the message says how much it allowed and where it stopped. Nothing changed.
+        public static let tooLarge = Code("too large")
         /// Opening with a new schema needs a migration that would lose data or that the data breaks; nothing changed.
         public static let migrationRefused = Code("migration refused")
     }

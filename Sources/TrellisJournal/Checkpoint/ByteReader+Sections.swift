@@ -11,7 +11,9 @@ extension ByteReader {
         // The writer packs at most 64 distinct bytes; the code table below has room for no more.
         guard size <= 64 else { throw failure("an alphabet of \(size) bytes (at most 64)") }
         let alphabet = Array(try take(size))
-        let width = size == 1 ? 0 : 64 - UInt64(size - 1).leadingZeroBitCount
+        // One letter takes no bits: the text is that letter repeated.
+        if size == 1 { return [UInt8](repeating: alphabet[0], count: count) }
+        let width = 64 - UInt64(size - 1).leadingZeroBitCount
         let codes = try take((count * width + 7) / 8)
         var table = [UInt8](repeating: 0, count: 64)
         for (i, byte) in alphabet.enumerated() { table[i] = byte }

@@ -184,8 +184,9 @@ enum Checkpoint {
     }
 
     /// `load`, also reporting what became of the stored index orders.
+    /// `budgetLimit`: the most bytes the load may charge (`LoadBudget`; nil: half of what the process can use).
     static func loadReporting(
-        _ file: any LayerFile, name: String, schema: Schema?, manifestBytes: UInt64? = nil
+        _ file: any LayerFile, name: String, schema: Schema?, manifestBytes: UInt64? = nil, budgetLimit: Int? = nil
     ) throws -> (graph: Graph, orders: IndexOrderReport) {
         let size = try file.size()
         if let manifestBytes, manifestBytes != UInt64(size) {
@@ -218,13 +219,26 @@ enum Checkpoint {
         if let named = JournalFormat.checkpointSequence(name), named != header.sequence {
             throw damage(.header, 24, "holds sequence \(header.sequence) but is named for \(named)")
         }
+        // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
+        let headerEnd = header.encoded().count
+        let scanner = FrameScanner(
+            file, name: name, size: size, salt: header.salt, otherSalts: [],
+            knownTypes: knownTypes(version: header.version))
+        let budget = budgetLimit.map { LoadBudget(limit: $0, file: name) } ?? LoadBudget(file: name)
+        // The footer's object counts first: a load that cannot fit is refused before it starts, and chunks holding
+        // more objects than their footer says stop at the first one over.
+        let claims = try footerCounts(scanner, file: file, from: headerEnd, size: size, entities: schema.layouts.count)
+        if let claims {
+            let bytes = zip(claims, schema.layouts).reduce(0.0) { total, entity in
+                let each = LoadBudget.objectBytes(
+                    values: entity.1.attributes.count, ends: entity.1.relationships.count)
+                return total + Double(entity.0) * Double(each)
+            }
+            try budget.require(bytes, "its footer (\(claims.reduce(0) { $0 &+ $1 }) objects)")
+        }
         var reader = ChunkReader(
-            scanner: FrameScanner(
-                file, name: name, size: size, salt: header.salt, otherSalts: [],
-                knownTypes: knownTypes(version: header.version)),
-            name: name, version: header.version, schema: schema,
-            // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
-            offset: header.encoded().count)
+            scanner: scanner, name: name, version: header.version, schema: schema, offset: headerEnd,
+            budget: budget, claims: claims)
         var builder = ChunkBuilder(schema: schema, name: name)
         // One chunk after the other, in one thread: decoding chunk k + 1 on a second thread while this one fills
         // leaves with chunk k costs more in handovers than the overlap saves (figures in trellis-bench's RESULTS.md).
@@ -250,6 +264,39 @@ enum Checkpoint {
         }
     }
 
+    /// The object count of each entity from the footer, found by walking the frame headers from `offset` (their
+    /// payloads unread) and checked whole like any frame; nil when the walk meets anything but a valid footer ending
+    /// the file (damage the load itself will then report where it is).
+    static func footerCounts(
+        _ scanner: FrameScanner, file: any LayerFile, from offset: Int, size: Int, entities: Int
+    ) throws -> [UInt64]? {
+        var offset = offset
+        while size - offset >= FrameHeader.size {
+            let header = FrameHeader(try file.read(at: offset, count: FrameHeader.size))
+            guard header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= size - offset,
+                !header.isAllZero
+            else { return nil }
+            if offset + header.frameSize < size {
+                offset += header.frameSize
+                continue
+            }
+            var scanner = scanner
+            guard case .frame(let frame) = try scanner.step(at: offset),
+                frame.header.type == RecordType.checkpointFooter.rawValue,
+                let payload = try? frame.payload(file: file.path)
+            else { return nil }
+            var r = ByteReader(payload, context: "footer")
+            guard (try? r.varint()) != nil, let n = try? r.count(minimumBytes: 2), n == entities else { return nil }
+            var counts: [UInt64] = []
+            for _ in 0..<n {
+                guard (try? r.varint()) != nil, let count = try? r.varint() else { return nil }
+                counts.append(count)
+            }
+            return counts
+        }
+        return nil
+    }
+
     /// Reads a checkpoint's frames in order, checking each, and decodes columns chunks (the part of loading that
     /// needs no graph).
     struct ChunkReader {
@@ -267,6 +314,12 @@ enum Checkpoint {
         let schema: Schema
         var offset: Int
         var expected: UInt64 = 1
+        /// What the chunks read so far will occupy loaded.
+        let budget: LoadBudget
+        /// The footer's object count of each entity (nil when the footer could not be read ahead); `loaded`, the
+        /// objects of each entity read so far.
+        let claims: [UInt64]?
+        var loaded: [UInt64] = []
 
         mutating func next() throws -> Chunk {
             func damage(_ kind: JournalProblem.Kind, _ offset: Int, _ message: String) -> JournalProblem {
@@ -294,13 +347,28 @@ enum Checkpoint {
             if frame.header.type == RecordType.checkpointFooter.rawValue {
                 return .footer(payload, offset: start, frameSize: frame.header.frameSize, context: context)
             }
-            if version == 1 { return .rows(payload, offset: start, context: context) }
+            if version == 1 {
+                // A rows chunk spends at least a byte on every value and end of a row, so its (inflated) bytes
+                // bound what it loads: charged 8 bytes each.
+                try budget.charge(payload.count * 8, "\(context) (\(payload.count) bytes of rows)")
+                return .rows(payload, offset: start, context: context)
+            }
             do {
                 if frame.header.type == RecordType.checkpointIndexOrder.rawValue {
                     let header = try CheckpointIndexOrder.header(payload, schema: schema, context: context)
                     return .indexOrder(header, offset: start, context: context)
                 }
-                let chunk = try CheckpointColumns.decode(payload, schema: schema, context: context)
+                let chunk = try CheckpointColumns.decode(payload, schema: schema, context: context, budget: budget)
+                if let claims {
+                    if loaded.isEmpty { loaded = Array(repeating: 0, count: claims.count) }
+                    loaded[chunk.entity] += UInt64(chunk.serials.count)
+                    guard loaded[chunk.entity] <= claims[chunk.entity] else {
+                        throw TrellisError(
+                            .corrupt,
+                            "\(context): entity \(chunk.entity) has \(loaded[chunk.entity]) objects so far; the footer "
+                                + "says \(claims[chunk.entity])")
+                    }
+                }
                 return .columns(chunk, offset: start, context: context)
             } catch let error as TrellisError where error.code == .corrupt {
                 throw damage(.decode, start, error.message)
