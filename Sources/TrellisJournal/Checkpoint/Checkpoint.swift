@@ -59,7 +59,8 @@ enum Checkpoint {
                 chunkNumber += 1
                 // Columns chunks compress column by column; the footer is a few bytes.
                 let frame = RecordFrame.encode(
-                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil)
+                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil,
+                    version: version)
                 try file.write(frame, at: offset)
                 offset += frame.count
                 afterChunk?()
@@ -221,7 +222,7 @@ enum Checkpoint {
         var reader = ChunkReader(
             scanner: FrameScanner(
                 file, name: name, size: size, salt: header.salt, otherSalts: [],
-                knownTypes: knownTypes(version: header.version)),
+                knownTypes: knownTypes(version: header.version), version: header.version),
             name: name, version: header.version, schema: schema,
             // Where the header ends, as segments reckon it (`JournalWalk`): the header read above, encoded.
             offset: header.encoded().count)
