@@ -86,6 +86,7 @@ while IFS=$'\t' read -r name expect object source; do
         if [ "$args" = verify ]; then
             verify_rc=$rc
             verify_text=$(head -c 300 "$work/out" "$work/err" | tr '\n' ' ')
+            cp "$work/out" "$work/verify-out"
         fi
         if [ "$args" = export ]; then cp "$work/out" "$work/export"; fi
     done
@@ -118,6 +119,25 @@ while IFS=$'\t' read -r name expect object source; do
             failed=1
         fi
     fi
+    # Holes (format version 6): the independent reader must report the same class at the same place; only the one
+    # whose watermarks say nothing after the hole was acknowledged is an `unacknowledged hole`.
+    case "$name" in
+    hole-*)
+        set +e
+        python3 "$root/Tools/trellis-pyreader/trellis_reader.py" verify "$store" >"$work/py-verify" 2>&1
+        py_rc=$?
+        set -e
+        want=zeroed
+        [ "$name" = hole-unacknowledged ] && want="unacknowledged hole"
+        swift_first=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: $want: " "$work/verify-out" || true)
+        py_first=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: $want: " "$work/py-verify" || true)
+        if [ "$py_rc" != 1 ] || [ -z "$swift_first" ] || [ "$swift_first" != "$py_first" ]; then
+            echo "check-hostile: $name: expected '$want'; trellis: '$swift_first', trellis_reader.py (exit $py_rc): '$py_first'" >&2
+            head -c 600 "$work/py-verify" >&2
+            failed=1
+        fi
+        ;;
+    esac
     echo "check-hostile: $name ($expect): verify exit $verify_rc"
 done <"$work/cases/cases.tsv"
 

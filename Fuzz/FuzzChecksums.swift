@@ -25,15 +25,16 @@ enum FuzzChecksums {
         }
         put32(&b, crcOffset, Zlib.crc32(0, b[0..<crcOffset]))
         let salt = get64(b, 32)
+        // The frame layout follows the file's version: 40-byte headers (the watermark) from version 6, 32 before.
+        let h = FrameHeader.size(version: UInt16(b[8]) | UInt16(b[9]) << 8)
         var offset = length
-        while offset + FrameHeader.size <= b.count {
+        while offset + h <= b.count {
             let stored = Int(get32(b, offset + 4))
-            guard stored <= b.count - offset - FrameHeader.size else { return }
-            let end = offset + FrameHeader.size + stored
+            guard stored <= b.count - offset - h else { return }
+            let end = offset + h + stored
             put32(
                 &b, offset,
-                RecordFrame.checksum(
-                    salt: salt, header: b[(offset + 4)..<(offset + 32)], stored: b[(offset + 32)..<end]))
+                RecordFrame.checksum(salt: salt, header: b[(offset + 4)..<(offset + h)], stored: b[(offset + h)..<end]))
             offset = RecordFrame.align(end)
         }
     }

@@ -34,6 +34,16 @@ public struct StoreOptions: Sendable {
         /// refuse any other damage. The default: a torn tail is what a crash during an append leaves, and it holds
         /// no acknowledged commit.
         case tolerateTornTail
+        /// Everything `.tolerateTornTail` does, and also drop an unacknowledged hole (RocksDB's point-in-time
+        /// recovery): damage in the last segment followed by valid records whose synced-through watermarks (format
+        /// version 6) all say they were written before the first record missing at the damage was durable, after
+        /// the manifest's durable sequence. What a power cut leaves when a later sector of an unsynced batch reached
+        /// the disk and an earlier one did not: the longest valid prefix is kept, the rest backed up and truncated
+        /// as a torn tail is (`RecoveryReport.hole`). A valid record after the damage whose watermark proves that
+        /// the lost records were acknowledged refuses the open, and so does a hole in a segment of version 5 or
+        /// earlier (no watermarks). Not the default: a hole also means the disk reordered writes, which an
+        /// application may want to hear about before it opens.
+        case pointInTime
         /// Skip damaged records and records that no longer apply, keep the rest, and rewrite the store as a fresh
         /// checkpoint (damaged segments are kept as `*.damaged` files). Reports what was skipped.
         case salvage

@@ -53,6 +53,18 @@ package final class SimulatedFile: LayerFile {
         }
     }
 
+    /// Reserves space up to `size` when the layer simulates preallocation (`simulatePreallocation`): the file grows
+    /// with zeros, unsynced until the next sync. Not an operation of its own (no fault or halt counts it): like
+    /// `posix_fallocate` failing, reserving nothing is never an error.
+    package func preallocate(to size: Int) -> Bool {
+        layer.state.withLock { s in
+            guard s.preallocates, !s.dead, writable, var data = s.nodes[node]?.current else { return false }
+            if data.count < size { data.append(contentsOf: repeatElement(0, count: size - data.count)) }
+            s.nodes[node]!.current = data
+            return true
+        }
+    }
+
     package func sync() throws {
         layer.passGate(.sync, path)
         let delay = layer.state.withLock { $0.syncDelay }

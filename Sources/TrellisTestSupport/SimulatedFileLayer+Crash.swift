@@ -51,6 +51,20 @@ extension SimulatedFileLayer {
                 sector = end
             }
             return out
+        case .keepSectorsIndependently:
+            // The length is the written one: the extent was reserved (preallocated), so only its contents are in
+            // doubt. Each sector with an unsynced byte survives whole or not at all, independently of the others.
+            var out = current
+            var sector = 0
+            while sector < current.count {
+                let end = min(sector + sectorSize, current.count)
+                let dirty = (sector..<end).contains { $0 >= synced.count || current[$0] != synced[$0] }
+                if dirty && random.next() & 1 == 0 {
+                    for i in sector..<end { out[i] = i < synced.count ? synced[i] : 0 }
+                }
+                sector = end
+            }
+            return out
         case .garbleUnsyncedBytes:
             var out = current
             let sectors = stride(from: 0, to: current.count, by: sectorSize).filter { start in
@@ -86,7 +100,7 @@ extension SimulatedFileLayer.CrashPolicy.Data {
         switch self {
         case .dropUnsynced, .keepUnsynced: return 0
         case .keepRandomSectors(let seed), .garbleRandomSector(let seed), .tearUnsynced(let seed),
-            .garbleUnsyncedBytes(let seed):
+            .garbleUnsyncedBytes(let seed), .keepSectorsIndependently(let seed):
             return seed
         }
     }

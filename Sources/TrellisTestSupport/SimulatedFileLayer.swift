@@ -87,6 +87,11 @@ package final class SimulatedFileLayer: FileLayer {
             /// Everything written survives, except that the unsynced bytes of one sector are random: a torn sector
             /// on a disk that never harms the bytes around a write (SQLite's "powersafe overwrite").
             case garbleUnsyncedBytes(seed: UInt64)
+            /// Preallocated extents: the file keeps its written length (its space was reserved), and each unsynced
+            /// 512-byte sector independently reaches the disk or reads as it was last synced (zeros where nothing
+            /// was synced). A disk may write the sectors of one request in any order, so a later sector of an
+            /// unsynced batch can survive while an earlier one does not: `[valid][zeros][valid]`, a hole.
+            case keepSectorsIndependently(seed: UInt64)
         }
         package var data: Data
         /// Whether directory entries not yet synced survive (they often do; crash tests must assume they may not).
@@ -136,6 +141,9 @@ package final class SimulatedFileLayer: FileLayer {
         /// "fsyncgate": a failed file sync marks the file's unsynced bytes clean but not durable, as Linux may after
         /// an `fdatasync` error (see `Node.cleanNotDurable` and `failedSyncCleansPages()`).
         package var failedSyncCleansPages = false
+        /// Whether `preallocate(to:)` reserves space (the file grows with zeros, as `posix_fallocate` makes it),
+        /// rather than reserving nothing as a file system without it does (the default).
+        package var preallocates = false
         /// Syncs to hold at a gate (see `block`).
         package var gates: [(operation: Operation, pathContains: String, skip: Int, gate: Gate)] = []
     }
@@ -199,6 +207,11 @@ package final class SimulatedFileLayer: FileLayer {
     /// them, and a crash loses them (the bytes synced before, or zeros) while keeping bytes written and synced after
     /// them. Writing a byte again makes it dirty again. Granularity is the byte, the worst case of a 4 KiB page.
     package func failedSyncCleansPages(_ on: Bool = true) { state.withLock { $0.failedSyncCleansPages = on } }
+
+    /// Makes `preallocate(to:)` reserve space as `posix_fallocate` does: the file grows to the size with zeros,
+    /// which the next sync makes durable, so later appends overwrite synced zeros (and a crash of
+    /// `.keepSectorsIndependently` or `.keepRandomSectors` can leave any of their sectors zero).
+    package func simulatePreallocation(_ on: Bool = true) { state.withLock { $0.preallocates = on } }
 
     /// How many bytes of `path` a failed sync left clean but not durable (the "fsyncgate" mode).
     package func cleanNotDurableBytes(_ path: String) -> Int {

@@ -55,7 +55,7 @@ import Testing
         let store = try Fixture.make(Fixture.newDirectory())
         defer { Fixture.cleanUp(store) }
         let third = try Fixture.records(store)[2]
-        try StoreFile(store, third.file).flip(at: third.offset + 32 + 3)
+        try StoreFile(store, third.file).flip(at: third.offset + 40 + 3)
         expectProblem(try problems(store), "checksum", file: third.file, offset: third.offset)
     }
 
@@ -84,7 +84,7 @@ import Testing
         let (first, fourth) = (records[0], records[3])
         #expect(first.file != fourth.file)
         let donor = try StoreFile(store, first.file).bytes()
-        let frame = Array(donor[first.offset..<(first.offset + (32 + first.storedBytes + 7) / 8 * 8)])
+        let frame = Array(donor[first.offset..<(first.offset + first.frameBytes)])
         try StoreFile(store, fourth.file).insert(frame, at: fourth.offset)
         expectProblem(try problems(store), "salt", file: fourth.file, offset: fourth.offset)
     }

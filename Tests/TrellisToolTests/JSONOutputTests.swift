@@ -27,7 +27,7 @@ import Testing
                 "segments", "records", "storedBytes", "uncompressedBytes", "compressionRatio", "totalBytes",
                 "reclaimableBytesEstimate", "otherFiles", "problemCount",
             ])
-        #expect(json["formatVersion"] as? Int == 5)
+        #expect(json["formatVersion"] as? Int == 6)
         #expect(json["lastSequence"] as? Int == 8)
         #expect(json["records"] as? Int == 8)
         #expect(json["objectCounts"] as? [String: Int] == ["Folder": 1, "Note": 4])

@@ -60,7 +60,7 @@ import Trellis
         let store = try Fixture.make(Fixture.newDirectory())
         defer { Fixture.cleanUp(store) }
         let third = try Fixture.records(store)[2]
-        try StoreFile(store, third.file).flip(at: third.offset + 32 + 3)
+        try StoreFile(store, third.file).flip(at: third.offset + 40 + 3)
         let refused = try Tool.run(["repair", store.path, "--truncate-tail", "--yes"])
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.stdout.contains("--salvage"), "\(refused)")
@@ -70,5 +70,33 @@ import Trellis
         #expect(salvaged.stdout.contains("the commits with sequence numbers 3"), "\(salvaged)")
         #expect(try Tool.run(["verify", store.path]).status == 0)
         #expect(try Tool.run(["repair", store.path, "--salvage", "--yes"]).status == 0)
+    }
+
+    @Test func truncateTailDropsAnUnacknowledgedHoleAndWhatFollowsIt() throws {
+        // Records 4…6 written in one unsynced batch after record 3 was durable (watermark 3), and record 4 lost:
+        // the hole a power cut over preallocated space leaves. Nothing after it was acknowledged.
+        let store = try Fixture.make(Fixture.newDirectory())
+        defer { Fixture.cleanUp(store) }
+        try StoreFile.forgetCleanClose(store)
+        let records = try Fixture.records(store)
+        let (lost, file) = (records[3], StoreFile(store, records[3].file))
+        for record in records[4...] { try file.setWatermark(3, at: record.offset) }
+        try file.zero(at: lost.offset, count: lost.frameBytes)
+
+        let verify = try Tool.run(["verify", store.path])
+        #expect(verify.status == 1, "\(verify)")
+        #expect(verify.stdout.contains("\(lost.file) at offset \(lost.offset): unacknowledged hole: "), "\(verify)")
+        #expect(verify.stdout.contains("--truncate-tail"), "\(verify)")
+        let repair = try Tool.run(["repair", store.path, "--truncate-tail", "--yes"])
+        #expect(repair.status == 0, "\(repair)")
+        #expect(
+            repair.stdout.contains(
+                "from offset \(lost.offset): an unacknowledged hole and the 2 unacknowledged records"),
+            "\(repair)")
+        #expect(repair.stdout.contains("the store will hold the commits through sequence 3"), "\(repair)")
+        #expect(repair.stdout.hasSuffix("clean: no problems\n"), "\(repair)")
+        let opened = try Store(
+            directory: store, schema: Fixture.schema, options: StoreOptions(recovery: .strict, readOnly: true))
+        #expect(opened.snapshot.sequence == 3)
     }
 }

@@ -4,7 +4,7 @@ import Trellis
 /// The command line of `trellis-crashtest`, parsed by hand (the package takes no dependencies).
 ///
 ///     trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]
-///                           [--no-crash-points]
+///                           [--point-in-time] [--no-crash-points]
 ///     trellis-crashtest repair --dir PATH
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
 ///     trellis-crashtest seed-contacts --dir PATH [--people N]
@@ -14,7 +14,8 @@ import Trellis
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
 /// straight to the descriptor, so a line printed is a line the parent can read even after SIGKILL), `compacted N`
-/// after each compaction, and `closed N` at the end. `repair` opens with salvage (which rewrites a damaged store) and
+/// after each compaction, and `closed N` at the end; it opens with `.tolerateTornTail`, or `.salvage`
+/// (`--salvage`) or `.pointInTime` (`--point-in-time`). `repair` opens with salvage (which rewrites a damaged store) and
 /// prints `repaired K`.
 ///
 /// The migration commands (see `ContactsFixture`): `notes` opens a store of `Note` model objects, saves one more note
@@ -46,6 +47,7 @@ struct CrashTestCommand {
     var compactEvery = 0
     var segmentBytes = 64 << 20
     var salvage = false
+    var pointInTime = false
     var add: String?
     var people = ContactsFixture.people
     /// Whether `TRELLIS_CRASH_AT` may stop this process (`--no-crash-points` says no).
@@ -53,7 +55,7 @@ struct CrashTestCommand {
 
     static let usage =
         "usage: trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]\n"
-        + "                             [--no-crash-points]\n"
+        + "                             [--point-in-time] [--no-crash-points]\n"
         + "       trellis-crashtest repair --dir PATH\n"
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
@@ -78,6 +80,7 @@ struct CrashTestCommand {
             case "--compact-every": compactEvery = try number(flag)
             case "--segment-bytes": segmentBytes = try number(flag)
             case "--salvage": salvage = true
+            case "--point-in-time": pointInTime = true
             case "--add":
                 guard let text = rest.popFirst() else { throw UsageError("--add needs a text") }
                 add = text
@@ -103,7 +106,8 @@ struct CrashTestCommand {
 
     private func run() throws {
         var options = StoreOptions(
-            durability: .perCommit, recovery: salvage ? .salvage : .tolerateTornTail, compaction: .manual,
+            durability: .perCommit, recovery: salvage ? .salvage : pointInTime ? .pointInTime : .tolerateTornTail,
+            compaction: .manual,
             segmentBytes: segmentBytes)
         options.compressionLevel = 1
         let store = try Store(directory: directory, schema: CrashWorkload.schema, options: options)

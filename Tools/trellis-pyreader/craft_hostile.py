@@ -1,6 +1,8 @@
 """Crafts hostile Trellis stores with valid checksums (issue 23, items 6 and 7), standard library only.
 
     craft_hostile.py BASE COMPACTED OUT
+    craft_hostile.py --hole STORE
+
 
 BASE is a store with a journal whose schema has an attribute of every type (the demo migrated with
 `migration_schemas.py 1`), COMPACTED the same store after `trellis compact` (a checkpoint and an empty segment).
@@ -12,6 +14,10 @@ Writes one store per case under OUT and OUT/cases.tsv: name, what every reader m
     same     verify exits 0 and export prints exactly what it prints for the store the case was made from
     toolarge verify exits 1 saying "too large": valid chunks describing more than the process can hold
     open     a class not fixed yet (issue 23): run and reported as OPEN, not failed
+
+`--hole` turns STORE (a store whose last segment is of version 6) into the store a power cut over preallocated
+space leaves: two empty records appended as one batch whose watermark says only the records before them were
+durable, the first of them zeroed, and the manifest's durable sequence no higher than the last record before them. `.ci/check-pyreader.sh` compares both readers on it (an `unacknowledged hole`).
 
 Every file is parsed with trellis_reader.py (written from journal-format.md) and written back with its checksums
 recomputed, so only the rules behind the checksums can find what each case breaks.
@@ -63,19 +69,27 @@ def encode_header(magic, h, schema_bytes, flags=0, reserved=0, extra=0, padding_
     return bytes(body)
 
 
-def encode_frame(salt, ftype, seq, payload, time=0, codec=0, flags=0, raw_len=None, padding_byte=0):
+# The frame layout of the files the cases are made from (§ Records: 40-byte headers from version 6, 32 before);
+# main() sets it from the base store's last segment.
+FRAME_VERSION = 6
+
+
+def encode_frame(salt, ftype, seq, payload, time=0, codec=0, flags=0, raw_len=None, padding_byte=0, watermark=0,
+                 version=None):
     stored = payload
     if raw_len is None:
         raw_len = len(payload)
     head = struct.pack("<IBBHIQq", len(stored), ftype, codec, flags, raw_len, seq & ((1 << 64) - 1), time)
+    if tr.frame_header_size(FRAME_VERSION if version is None else version) > 32:
+        head += struct.pack("<Q", watermark)
     crc = tr.crc32(struct.pack("<Q", salt), head, stored)
     frame = struct.pack("<I", crc) + head + stored
     return frame + bytes([padding_byte]) * (tr.align8(len(frame)) - len(frame))
 
 
-def deflated_frame(salt, ftype, seq, raw, time=0, trailing=b""):
+def deflated_frame(salt, ftype, seq, raw, time=0, trailing=b"", watermark=0):
     stored = zlib.compress(raw, 9) + trailing
-    return encode_frame(salt, ftype, seq, stored, time=time, codec=1, raw_len=len(raw))
+    return encode_frame(salt, ftype, seq, stored, time=time, codec=1, raw_len=len(raw), watermark=watermark)
 
 
 def encode_manifest(m, checkpoint_bytes=None, flags=0, length=None, reserved=None):
@@ -116,7 +130,8 @@ class Segment:
         self.frames = []
         offset = self.header.length
         while True:
-            step = tr.scan_frame(self.data, offset, self.header.salt, [], {1, 6}, "")
+            step = tr.scan_frame(self.data, offset, self.header.salt, [], {1, 6}, "",
+                                 tr.frame_header_size(self.header.version))
             if step[0] != "frame":
                 break
             self.frames.append(step[1])
@@ -170,7 +185,30 @@ def first_object(store):
 # ---------------------------------------------------------------------------------------------------------------
 # The cases
 
+def make_hole(store):
+    """--hole: see the module's documentation."""
+    global FRAME_VERSION
+    path = os.path.join(store, segment_names(store)[-1])
+    seg = Segment(path)
+    FRAME_VERSION = seg.header.version
+    if seg.header.version < 6:
+        raise SystemExit("craft_hostile: --hole needs a store whose last segment is of version 6")
+    seq = seg.next_sequence()
+    empty = varint(0) * 4
+    # Two records written in one batch after record seq - 1 was durable (their watermark); the first never made it.
+    lost = encode_frame(seg.header.salt, 1, seq, empty, watermark=seq - 1)
+    after = encode_frame(seg.header.salt, 1, seq + 1, empty, watermark=seq - 1)
+    open(path, "wb").write(seg.data[:seg.end] + bytes(len(lost)) + after)
+    m = tr.read_manifest(os.path.join(store, "MANIFEST"))
+    m["durable"] = min(m["durable"], seq - 1)
+    open(os.path.join(store, "MANIFEST"), "wb").write(encode_manifest(m))
+    print(f"craft_hostile: record {seq} of {os.path.basename(path)} is a hole at offset {seg.end}")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--hole":
+        return make_hole(argv[2])
     if len(argv) != 4:
         sys.stderr.write(__doc__)
         return 2
@@ -197,6 +235,8 @@ def main(argv):
             f.truncate()
 
     seg = Segment(os.path.join(base, segment_names(base)[-1]))
+    global FRAME_VERSION
+    FRAME_VERSION = seg.header.version
     salt, seq = seg.header.salt, seg.next_sequence()
     schema = seg.schema
     d_entity, d_attrs, d_pos = date_entity(schema)
@@ -244,7 +284,8 @@ def main(argv):
     span = 4 << 20
     blob = bytearray(span)
     for off in range(0, span - 64, 8):
-        struct.pack_into("<IIBBHI", blob, off, 0xDEADBEEF, span - off - 32, 1, 0, 0, span - off - 32)
+        fh = tr.frame_header_size(FRAME_VERSION)
+        struct.pack_into("<IIBBHI", blob, off, 0xDEADBEEF, span - off - fh, 1, 0, 0, span - off - fh)
     ins = insert(d_entity, d_attrs, d_serial, [None] * len(d_attrs))
     append(last, encode_frame(salt, 1, seq, change_set(inserts=[ins])), bytes(blob),
            encode_frame(salt, 1, seq + 1, change_set()))
@@ -286,7 +327,7 @@ def main(argv):
     _, last = case("frame-padding", "damage")
     ins = insert(d_entity, d_attrs, d_serial, [None] * len(d_attrs))
     p = change_set(inserts=[ins])
-    if (32 + len(p)) % 8 == 0:
+    if (tr.frame_header_size(FRAME_VERSION) + len(p)) % 8 == 0:
         p = change_set(inserts=[ins]) + b""
         ins2 = insert(d_entity, d_attrs, d_serial + 1, [None] * len(d_attrs))
         p = change_set(inserts=[ins, ins2])
@@ -331,6 +372,31 @@ def main(argv):
         dele = dele  # an object whose values are all null cannot contradict nulls: the case then proves nothing
     append(last, encode_frame(salt, 1, seq, change_set(deletes=[dele])))
 
+    # --- Holes (version 6): damage followed by valid frames whose watermarks say what was durable ----------------
+    # Record seq + 1 lost to zeros (a frame's worth, as a sector that never reached the disk leaves it), records
+    # seq + 2 and seq + 3 after it. The base store closed cleanly, so its durable sequence is seq - 1.
+    if FRAME_VERSION >= 6:
+        hole = bytes(len(encode_frame(salt, 1, seq + 1, change_set())))
+
+        def holed(name, expect, later_watermark, durable=None):
+            store, last = case(name, expect)
+            append(last, encode_frame(salt, 1, seq, change_set(), watermark=seq - 1), hole,
+                   encode_frame(salt, 1, seq + 2, change_set(), watermark=later_watermark),
+                   encode_frame(salt, 1, seq + 3, change_set(), watermark=later_watermark))
+            if durable is not None:
+                m = tr.read_manifest(os.path.join(store, "MANIFEST"))
+                m["durable"] = durable
+                open(os.path.join(store, "MANIFEST"), "wb").write(encode_manifest(m))
+
+        # Written after record seq + 1 was durable: acknowledged data is gone (class zeroed, the frame named).
+        holed("hole-watermark-acknowledged", "damage", seq + 1)
+        # Written before it was: an unacknowledged hole (reported; `.pointInTime` and repair --truncate-tail drop it).
+        holed("hole-unacknowledged", "damage", seq - 1)
+        # A watermark beyond the journal proves acknowledgement just the same.
+        holed("hole-watermark-huge", "damage", (1 << 64) - 1)
+        # The manifest's durable sequence covers the hole: never an unacknowledged hole.
+        holed("hole-below-durable", "damage", seq - 1, durable=seq + 3)
+
     # --- Checkpoints -------------------------------------------------------------------------------------------
     cp_name = [n for n in os.listdir(compacted) if n.startswith("checkpoint-")][0]
     cp_data = open(os.path.join(compacted, cp_name), "rb").read()
@@ -338,7 +404,8 @@ def main(argv):
     cp_frames = []
     off = cp_header.length
     while off < len(cp_data):
-        st = tr.scan_frame(cp_data, off, cp_header.salt, [], {2, 3, 4, 5}, cp_name)
+        st = tr.scan_frame(cp_data, off, cp_header.salt, [], {2, 3, 4, 5}, cp_name,
+                           tr.frame_header_size(cp_header.version))
         cp_frames.append(st[1])
         off += st[1].size
 
@@ -350,14 +417,14 @@ def main(argv):
 
     def reframe(frame, seq_no):
         return encode_frame(cp_header.salt, frame.type, seq_no, bytes(frame.stored), codec=frame.codec,
-                            raw_len=frame.raw_len)
+                            raw_len=frame.raw_len, version=cp_header.version)
 
     # An ignorable frame (type 4 | 0x80) holding a copy of a real columns chunk, before the footer: skipped.
     store, _ = case("checkpoint-ignorable-frame", "same", compacted)
     columns = [f for f in cp_frames if f.type == 4][0]
     body = b"".join(reframe(f, f.sequence) for f in cp_frames[:-1])
     body += encode_frame(cp_header.salt, 0x84, 0, bytes(columns.stored), codec=columns.codec,
-                         raw_len=columns.raw_len)
+                         raw_len=columns.raw_len, version=cp_header.version)
     body += reframe(cp_frames[-1], cp_frames[-1].sequence)
     write_checkpoint(store, body)
     # A checkpoint header with flags, or a reserved field, set.
@@ -399,13 +466,13 @@ def main(argv):
                 payload += column(a, rows, text)
             for _ in e.relationships:
                 payload += sec(zero_width_ints(0) + zero_width_ints(0))
-            chunks.append(encode_frame(cp_header.salt, 4, k + 1, payload))
+            chunks.append(encode_frame(cp_header.salt, 4, k + 1, payload, version=cp_header.version))
         footer = varint(cp_header.sequence) + varint(len(cs.entities))
         for i in range(len(cs.entities)):
             footer += varint(rows * nchunks if i == target else 0)
             footer += varint((rows * nchunks if claimed is None else claimed) if i == target else 0)
         footer += varint(nchunks)
-        chunks.append(encode_frame(cp_header.salt, 3, nchunks + 1, footer))
+        chunks.append(encode_frame(cp_header.salt, 3, nchunks + 1, footer, version=cp_header.version))
         write_checkpoint(store, b"".join(chunks))
 
     width0_checkpoint(store, 65536, 3000, 256)

@@ -28,7 +28,7 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -427,20 +427,25 @@ for _n in range(256):
     CRC_TABLE.append(_c)
 
 
-def is_rot(data, offset, salt):
+def frame_header_size(version):
+    """§ Records (frames): F = 40 in files of version 6 (the watermark at offset 32), 32 before."""
+    return 40 if version >= 6 else 32
+
+
+def is_rot(data, offset, salt, fh=32):
     """Whether the last frame at offset, which failed its checksum, is rot rather than a torn write (§ Recovery,
-    step 4): whole (plausible length, in the file, only zeros after its 32 + S bytes), no 512-byte sector part of it
+    step 4): whole (plausible length, in the file, only zeros after its F + S bytes), no 512-byte sector part of it
     all zero, and either one flipped bit from checking out (payloads up to 64 KiB) or a non-zero last byte."""
-    if len(data) - offset < 32:
+    if len(data) - offset < fh:
         return False
-    head = data[offset:offset + 32]
+    head = data[offset:offset + fh]
     if not any(head):
         return False
     checksum, stored_len = struct.unpack_from("<II", head, 0)
-    size = (32 + stored_len + 7) // 8 * 8
+    size = (fh + stored_len + 7) // 8 * 8
     if stored_len > MAX_RECORD or size > len(data) - offset:
         return False
-    extent = 32 + stored_len
+    extent = fh + stored_len
     if any(data[offset + extent:]):
         return False
     frame = data[offset:offset + extent]
@@ -476,7 +481,7 @@ def read_header(data, magic, name):
     h = Header()
     h.version, h.flags, h.length = r.u16(), r.u16(), r.u32()
     if h.version not in READABLE_VERSIONS:
-        raise bad(f"format version {h.version}; this reader reads versions 1 to 4")
+        raise bad(f"format version {h.version}; this reader reads versions 1 to 6")
     if h.length < 64 or h.length > MAX_HEADER or h.length > len(data):
         raise bad(f"header length {h.length}")
     h.id, h.sequence, h.salt, h.stored_fingerprint = r.u64(), r.u64(), r.u64(), r.u64()
@@ -507,27 +512,29 @@ class Frame:
     pass
 
 
-def scan_frame(data, offset, salt, other_salts, known_types, name):
-    """One step of § Records (frames): ('end'), ('frame', Frame) or ('damage', class, message)."""
+def scan_frame(data, offset, salt, other_salts, known_types, name, fh=32):
+    """One step of § Records (frames): ('end'), ('frame', Frame) or ('damage', class, message). fh is the frame
+    header's size F in the file's version (frame_header_size)."""
     left = len(data) - offset
     if left <= 0:
         return ("end",)
-    if left < 32:
+    if left < fh:
         zero = not any(data[offset:])
         return ("damage", "zeroed", f"{left} zero bytes") if zero else \
             ("damage", "length", f"a partial frame header of {left} bytes")
-    head = data[offset:offset + 32]
+    head = data[offset:offset + fh]
     if not any(head):
         return ("damage", "zeroed", "a zeroed frame header")
-    checksum, stored_len, ftype, codec, flags, raw_len, seq, time = struct.unpack("<IIBBHIQq", head)
-    frame_size = align8(32 + stored_len)
+    checksum, stored_len, ftype, codec, flags, raw_len, seq, time = struct.unpack_from("<IIBBHIQq", head, 0)
+    watermark = struct.unpack_from("<Q", head, 32)[0] if fh > 32 else 0
+    frame_size = align8(fh + stored_len)
     if stored_len > MAX_RECORD or frame_size > left:
-        return ("damage", "length", f"stored length {stored_len} exceeds the {left - 32} bytes left in the file")
-    stored = data[offset + 32:offset + 32 + stored_len]
+        return ("damage", "length", f"stored length {stored_len} exceeds the {left - fh} bytes left in the file")
+    stored = data[offset + fh:offset + fh + stored_len]
     salt_bytes = struct.pack("<Q", salt)
-    if crc32(salt_bytes, head[4:32], stored) != checksum:
+    if crc32(salt_bytes, head[4:fh], stored) != checksum:
         for other in other_salts:
-            if other != salt and crc32(struct.pack("<Q", other), head[4:32], stored) == checksum:
+            if other != salt and crc32(struct.pack("<Q", other), head[4:fh], stored) == checksum:
                 return ("damage", "salt", f"a valid record of another file (salt {other}) in sequence position")
         return ("damage", "checksum", f"checksum mismatch for record {seq} of {stored_len} bytes")
     if ftype not in known_types and not ftype & IGNORABLE:
@@ -540,7 +547,7 @@ def scan_frame(data, offset, salt, other_salts, known_types, name):
         return ("damage", "length", f"uncompressed length {raw_len} is impossible")
     f = Frame()
     f.offset, f.type, f.codec, f.flags, f.raw_len, f.sequence, f.time = offset, ftype, codec, flags, raw_len, seq, time
-    f.stored, f.size = stored, frame_size
+    f.stored, f.size, f.watermark = stored, frame_size, watermark
     return ("frame", f)
 
 
@@ -557,14 +564,44 @@ def frame_payload(f, name):
     return out
 
 
-def next_valid_frame(data, offset, salt, known_types, name):
+def next_valid_frame(data, offset, salt, known_types, name, fh=32):
     candidate = align8(offset + 1)
-    while candidate + 32 <= len(data):
-        step = scan_frame(data, candidate, salt, [], known_types, name)
+    while candidate + fh <= len(data):
+        step = scan_frame(data, candidate, salt, [], known_types, name, fh)
         if step[0] == "frame" and step[1].flags == 0:
             return candidate
         candidate += 8
     return None
+
+
+def judge_hole(data, resume, missing, salt, name, fh):
+    """§ Recovery, step 4, unacknowledged hole: reads every valid frame from resume (the first valid one after the
+    damage) to the end. ('unacknowledged', records, highest watermark or None) when each is numbered at least
+    `missing` with a watermark below it; ('acknowledged', sequence, offset, watermark) for the first whose watermark
+    is at least `missing`; ('unexplained',) for a frame numbered below it."""
+    offset, records, highest = resume, 0, None
+    types = {T_CHANGE_SET, T_MIGRATION}
+    while True:
+        step = scan_frame(data, offset, salt, [], types, name, fh)
+        if step[0] == "end":
+            return ("unacknowledged", records, highest)
+        if step[0] == "damage":
+            if step[1] == "zeroed" and not any(data[offset:]):
+                return ("unacknowledged", records, highest)
+            offset = next_valid_frame(data, offset, salt, types, name, fh)
+            if offset is None:
+                return ("unacknowledged", records, highest)
+            continue
+        f = step[1]
+        offset += f.size
+        if f.type & IGNORABLE:
+            continue
+        if f.sequence < missing:
+            return ("unexplained",)
+        if f.watermark >= missing:
+            return ("acknowledged", f.sequence, f.offset, f.watermark)
+        records += 1
+        highest = f.watermark if highest is None else max(highest, f.watermark)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1148,7 +1185,7 @@ def load_checkpoint(directory, name, expected_sequence, report):
     orders = {}
     order_chunks = []
     while True:
-        step = scan_frame(data, offset, header.salt, [], known, name)
+        step = scan_frame(data, offset, header.salt, [], known, name, frame_header_size(header.version))
         if step[0] == "end":
             raise Damage("length", name, offset, "the checkpoint ends before its footer")
         if step[0] == "damage":
@@ -1347,16 +1384,32 @@ def read_store(directory, check_history=False):
             raise Damage("sequence gap", name, 24, f"starts at {h.sequence}; the journal before it ends at "
                                                    f"{expected - 1}")
         offset = h.length
+        fh = frame_header_size(h.version)
         while True:
-            step = scan_frame(data, offset, h.salt, salts, {T_CHANGE_SET, T_MIGRATION}, name)
+            step = scan_frame(data, offset, h.salt, salts, {T_CHANGE_SET, T_MIGRATION}, name, fh)
             if step[0] == "end":
                 break
             if step[0] == "damage":
                 kind, message = step[1], step[2]
                 if kind == "zeroed" and not any(data[offset:]):
                     break  # reserved space: this segment ends here
-                resume = next_valid_frame(data, offset, h.salt, {T_CHANGE_SET, T_MIGRATION}, name)
-                if resume is None and is_last and kind == "checksum" and is_rot(data, offset, h.salt):
+                resume = next_valid_frame(data, offset, h.salt, {T_CHANGE_SET, T_MIGRATION}, name, fh)
+                if resume is not None and is_last and not report.problems and h.version >= 6 and \
+                        kind in ("checksum", "length", "zeroed") and expected > manifest["durable"]:
+                    hole = judge_hole(data, resume, expected, h.salt, name, fh)
+                    if hole[0] == "unacknowledged":
+                        records, highest = hole[1], hole[2]
+                        report.problems.append(Damage(
+                            "unacknowledged hole", name, offset,
+                            f"{message}, and {records} valid record{'' if records == 1 else 's'} after it, all written "
+                            f"before record {expected} was durable (their watermarks: "
+                            f"{'none' if highest is None else f'at most {highest}'}): nothing from here to the end "
+                            f"({len(data) - offset} bytes) was acknowledged"))
+                        break
+                    if hole[0] == "acknowledged":
+                        message += (f"; record {hole[1]} at offset {hole[2]} was written when record {hole[3]} was "
+                                    f"durable (its watermark), so record {expected}, lost here, had been acknowledged")
+                if resume is None and is_last and kind == "checksum" and is_rot(data, offset, h.salt, fh):
                     raise Damage("rot", name, offset, f"{message}: a whole record with no sign of a torn write")
                 if resume is None and is_last:
                     report.problems.append(Damage("torn tail", name, offset, f"{message}; nothing valid follows "

@@ -10,7 +10,9 @@ struct RepairCommand: Command {
 
         Repairs the store in directory STORE:
           --truncate-tail  drops the partial record a crash left at the end of the last segment (it holds no
-                           acknowledged commit); refuses if there is any other damage
+                           acknowledged commit), or an unacknowledged hole and everything after it (damage
+                           followed only by records whose watermarks say none was acknowledged: point-in-time
+                           recovery); refuses if there is any other damage
           --salvage        skips every damaged record and every record that no longer applies, keeps the rest,
                            and rewrites the store as a fresh checkpoint (damaged segments are kept as *.damaged)
         First it lists exactly what will be dropped (file, offset, bytes, lost sequence numbers) and the commit the
@@ -29,6 +31,10 @@ struct RepairCommand: Command {
     enum Mode: String {
         case truncateTail = "truncate-tail"
         case salvage
+
+        /// The recovery policy the repair opens with: a torn tail and an unacknowledged hole are what
+        /// `.pointInTime` drops (a superset of `.tolerateTornTail`).
+        var recovery: StoreOptions.Recovery { self == .salvage ? .salvage : .pointInTime }
     }
 
     var store: String
@@ -66,7 +72,7 @@ struct RepairCommand: Command {
         }
         let copy = try StoreBackup.copy(location.url, to: backup)
         console.line("backed up to \(copy.path)")
-        let options = StoreOptions(recovery: mode == .salvage ? .salvage : .tolerateTornTail, compaction: .manual)
+        let options = StoreOptions(recovery: mode.recovery, compaction: .manual)
         let opened: Store
         do {
             opened = try Store(directory: location.url, schema: schema, options: options)
@@ -97,21 +103,26 @@ struct RepairPlan {
         let path = location.url.path
         lines.append("\(path) has \(problems.count) problem\(problems.count == 1 ? "" : "s"):")
         for p in problems { lines.append("  \(p)") }
-        let removable: Set<JournalProblem.Kind> = [.tornTail, .orphanFile]
+        let removable: Set<JournalProblem.Kind> = [.tornTail, .unacknowledgedHole, .orphanFile]
         if mode == .truncateTail, let other = problems.first(where: { !removable.contains($0.kind) }) {
             lines.append(
-                "--truncate-tail drops only a torn tail, and this store has other damage (\(other.kind.rawValue)); "
+                "--truncate-tail drops only a torn tail or an unacknowledged hole, and this store has other damage (\(other.kind.rawValue)); "
                     + "nothing was changed. `trellis repair \(path) --salvage` keeps what can be kept")
             isPossible = false
             return
         }
         let dryRun = try Store(
             directory: location.url, schema: schema,
-            options: StoreOptions(recovery: mode == .salvage ? .salvage : .tolerateTornTail, readOnly: true))
+            options: StoreOptions(recovery: mode.recovery, readOnly: true))
         guard let report = dryRun.recoveryReport else { return }
         lines.append("the repair will drop:")
         if let torn = report.tornTail {
             lines.append("  \(report.droppedBytes) bytes at the end of \(torn.file), from offset \(torn.offset)")
+        }
+        if let hole = report.hole {
+            lines.append(
+                "  \(report.droppedBytes) bytes at the end of \(hole.file), from offset \(hole.offset): an "
+                    + "unacknowledged hole and the \(report.droppedRecords) unacknowledged records after it")
         }
         for skipped in report.skipped { lines.append("  what \(skipped) holds") }
         let lost = try Self.lostSequences(location.reader, through: report.lastSequence)

@@ -13,8 +13,8 @@ struct VerifyCommand: Command {
         that a schema migration leads from the schema before it to its segment's, and that each record applies to
         the graph before it), files the manifest names but are missing, files it does not name (orphans), and
         finally both ends of every relationship of the rebuilt graph. Each problem is printed with its
-        file, byte offset and class: torn tail, checksum, length, zeroed, sequence gap, salt, unknown type, missing
-        file, orphan file, header, manifest, decode, schema, reference.
+        file, byte offset and class: torn tail, unacknowledged hole, rot, vanished tail, checksum, length, zeroed,
+        sequence gap, salt, unknown type, missing file, orphan file, header, manifest, decode, schema, reference.
 
         Exits 0 when the store is clean, 1 when anything is wrong.
 
@@ -94,10 +94,12 @@ struct VerifyCommand: Command {
         return ReferenceCheck.problems(graph).map(Finding.init(reference:))
     }
 
-    /// The repair that fits: only a torn tail → `--truncate-tail`; anything else → `--salvage`; nothing → nil.
+    /// The repair that fits: only a torn tail or an unacknowledged hole → `--truncate-tail`; anything else →
+    /// `--salvage`; nothing → nil.
     static func suggestedRepair(_ findings: [Finding]) -> String? {
         if findings.isEmpty { return nil }
-        return findings.allSatisfy({ $0.kind == JournalProblem.Kind.tornTail.rawValue }) ? "truncate-tail" : "salvage"
+        let dropped = [JournalProblem.Kind.tornTail.rawValue, JournalProblem.Kind.unacknowledgedHole.rawValue]
+        return findings.allSatisfy({ dropped.contains($0.kind) }) ? "truncate-tail" : "salvage"
     }
 
     private func lines(

@@ -59,7 +59,8 @@ enum Checkpoint {
                 chunkNumber += 1
                 // Columns chunks compress column by column; the footer is a few bytes.
                 let frame = RecordFrame.encode(
-                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil)
+                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil,
+                    version: version)
                 try file.write(frame, at: offset)
                 offset += frame.count
                 afterChunk?()
@@ -223,11 +224,12 @@ enum Checkpoint {
         let headerEnd = header.encoded().count
         let scanner = FrameScanner(
             file, name: name, size: size, salt: header.salt, otherSalts: [],
-            knownTypes: knownTypes(version: header.version))
+            knownTypes: knownTypes(version: header.version), version: header.version)
         let budget = budgetLimit.map { LoadBudget(limit: $0, file: name) } ?? LoadBudget(file: name)
         // The footer's object counts first: a load that cannot fit is refused before it starts, and chunks holding
         // more objects than their footer says stop at the first one over.
-        let claims = try footerCounts(scanner, file: file, from: headerEnd, size: size, entities: schema.layouts.count)
+        let claims = try footerCounts(
+            scanner, file: file, from: headerEnd, size: size, version: header.version, entities: schema.layouts.count)
         if let claims {
             let bytes = zip(claims, schema.layouts).reduce(0.0) { total, entity in
                 let each = LoadBudget.objectBytes(
@@ -268,11 +270,12 @@ enum Checkpoint {
     /// payloads unread) and checked whole like any frame; nil when the walk meets anything but a valid footer ending
     /// the file (damage the load itself will then report where it is).
     static func footerCounts(
-        _ scanner: FrameScanner, file: any LayerFile, from offset: Int, size: Int, entities: Int
+        _ scanner: FrameScanner, file: any LayerFile, from offset: Int, size: Int, version: UInt16, entities: Int
     ) throws -> [UInt64]? {
         var offset = offset
-        while size - offset >= FrameHeader.size {
-            let header = FrameHeader(try file.read(at: offset, count: FrameHeader.size))
+        let headerSize = FrameHeader.size(version: version)
+        while size - offset >= headerSize {
+            let header = FrameHeader(try file.read(at: offset, count: headerSize), version: version)
             guard header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= size - offset,
                 !header.isAllZero
             else { return nil }

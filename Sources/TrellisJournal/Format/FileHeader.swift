@@ -6,7 +6,7 @@ import TrellisGraph
 ///
 ///     offset size field
 ///          0    8 magic
-///          8    2 format version (4; 1 to 3 are read too)
+///          8    2 format version (6; 1 to 5 are read too)
 ///         10    2 flags (0)
 ///         12    4 header length in bytes, padding included (a multiple of 8)
 ///         16    8 segment id (checkpoint: 0)
@@ -67,7 +67,7 @@ package struct FileHeader: Equatable {
         }
         let version = try r.u16()
         guard JournalFormat.readableVersions.contains(version) else {
-            throw TrellisError(.corrupt, "\(file): format version \(version); this build reads versions 1 to 5")
+            throw TrellisError(.corrupt, "\(file): format version \(version); \(JournalFormat.readableDescription)")
         }
         let flags = try r.u16()
         let length = Int(try r.u32())

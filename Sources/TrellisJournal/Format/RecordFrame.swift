@@ -24,26 +24,32 @@ package enum RecordFrame {
     /// save enough; the whole is deflated only when the sample does.
     static let sampleBytes = 64 << 10
 
-    /// Frames a payload, compressing it with zlib at `level` when that makes it smaller (nil: never).
+    /// Frames a payload, compressing it with zlib at `level` when that makes it smaller (nil: never), in the frame
+    /// layout of format `version` (from version 6 the header carries `watermark`, the last record known durable).
     package static func encode(
-        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
+        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?,
+        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version
     ) -> [UInt8] {
         let parts = frameParts(
-            type: type, payload: payload, sequence: sequence, time: time, salt: salt, compressionLevel: compressionLevel
-        )
-        return ByteWriter.bytes(estimate: FrameHeader.size + parts.stored.count + parts.padding) { w in
+            type: type, payload: payload, sequence: sequence, time: time, salt: salt,
+            compressionLevel: compressionLevel,
+            watermark: watermark, version: version)
+        return ByteWriter.bytes(estimate: parts.header.count + parts.stored.count + parts.padding) { w in
             w.append(parts.header)
             w.append(parts.stored)
             w.pad(to: JournalFormat.alignment)
         }
     }
 
-    /// A frame in its three parts, which follow one another on disk: the header (`FrameHeader.size` bytes, checksum
-    /// included), the stored payload, and `padding` zero bytes up to the alignment. `encode` joins them; the flusher
-    /// writes a big record's parts one after the other instead, so its payload is not copied into a frame first.
+    /// A frame in its three parts, which follow one another on disk: the header (`FrameHeader.size(version:)`
+    /// bytes, checksum included), the stored payload, and `padding` zero bytes up to the alignment. `encode` joins
+    /// them; the flusher writes a big record's parts one after the other instead, so its payload is not copied into a
+    /// frame first. A watermark is written only in the layout of version 6 and later (older frames have no room).
     static func frameParts(
-        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?
+        type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?,
+        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version
     ) -> (header: [UInt8], stored: [UInt8], padding: Int) {
+        let headerSize = FrameHeader.size(version: version)
         var stored = payload
         var codec = RecordCodec.none
         if let level = compressionLevel, payload.count >= minimumCompressedPayload,
@@ -52,7 +58,7 @@ package enum RecordFrame {
             stored = packed
             codec = .zlib
         }
-        let header = ByteWriter.bytes(estimate: FrameHeader.size) { w in
+        let header = ByteWriter.bytes(estimate: headerSize) { w in
             w.u32(0)
             w.u32(UInt32(stored.count))
             w.u8(type.rawValue)
@@ -61,9 +67,10 @@ package enum RecordFrame {
             w.u32(UInt32(payload.count))
             w.u64(sequence)
             w.u64(UInt64(bitPattern: time))
-            w.setU32(checksum(salt: salt, header: w.written(4..<FrameHeader.size), stored: stored), at: 0)
+            if headerSize > 32 { w.u64(watermark) }
+            w.setU32(checksum(salt: salt, header: w.written(4..<headerSize), stored: stored), at: 0)
         }
-        let length = FrameHeader.size + stored.count
+        let length = headerSize + stored.count
         return (header, stored, align(length) - length)
     }
 

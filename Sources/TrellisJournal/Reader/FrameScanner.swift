@@ -17,13 +17,22 @@ struct FrameScanner {
     /// Salts of the store's other files, to tell a stale frame (class `.salt`) from plain damage.
     let otherSalts: [UInt64]
     let knownTypes: Set<UInt8>
+    /// The format version of the file: it decides the frame header's layout (`FrameHeader.size(version:)`).
+    let version: UInt16
+    /// The size of a frame header in this file.
+    let headerSize: Int
     /// Payload bytes the search for a valid frame after damage has hashed, and whether it gave up: each candidate
     /// offset may claim the rest of the file, so without a bound the search costs the square of the file's size.
     private(set) var resyncHashed = 0
     private(set) var resyncGaveUp = false
 
-    init(_ file: any LayerFile, name: String, size: Int, salt: UInt64, otherSalts: [UInt64], knownTypes: Set<UInt8>) {
+    init(
+        _ file: any LayerFile, name: String, size: Int, salt: UInt64, otherSalts: [UInt64], knownTypes: Set<UInt8>,
+        version: UInt16
+    ) {
         self.window = FileWindow(file, size: size)
+        self.version = version
+        self.headerSize = FrameHeader.size(version: version)
         self.file = name
         self.salt = salt
         self.otherSalts = otherSalts
@@ -35,29 +44,29 @@ struct FrameScanner {
     mutating func step(at offset: Int) throws -> ScanStep {
         let left = size - offset
         if left <= 0 { return .end }
-        if left < FrameHeader.size {
+        if left < headerSize {
             let tail = try window.bytes(at: offset, count: left)
             return tail.allSatisfy({ $0 == 0 })
                 ? .damage(.zeroed, "\(left) zero bytes") : .damage(.length, "a partial frame header of \(left) bytes")
         }
         // A file may be shorter than when its size was taken (a writer dropping a torn tail while a reader looks).
-        let frameStart = try window.bytes(at: offset, count: FrameHeader.size)
-        guard frameStart.count == FrameHeader.size else {
+        let frameStart = try window.bytes(at: offset, count: headerSize)
+        guard frameStart.count == headerSize else {
             return .damage(.length, "the file ends inside a frame header (it shrank while being read)")
         }
-        let header = FrameHeader(frameStart)
+        let header = FrameHeader(frameStart, version: version)
         if header.isAllZero { return .damage(.zeroed, "a zeroed frame header") }
         // The whole frame, padding included, must be there: a frame cut short even in its padding was torn by a
         // write that never completed, so no sync (and no acknowledgement) can have covered it.
         guard header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
             return .damage(
                 .length,
-                "stored length \(header.storedLength) exceeds the \(left - FrameHeader.size) bytes left in the file")
+                "stored length \(header.storedLength) exceeds the \(left - headerSize) bytes left in the file")
         }
         // The header's bytes first, from the window that holds them: reading the payload may move the window past
         // them, and reading them after it read the window again (a second 1 MiB read for every window of a file).
-        let headerBytes = try window.bytes(at: offset + 4, count: FrameHeader.size - 4)
-        let stored = try window.bytes(at: offset + FrameHeader.size, count: header.storedLength)
+        let headerBytes = try window.bytes(at: offset + 4, count: headerSize - 4)
+        let stored = try window.bytes(at: offset + headerSize, count: header.storedLength)
         let expected = RecordFrame.checksum(salt: salt, header: headerBytes, stored: stored)
         guard expected == header.checksum else {
             for other in otherSalts where other != salt {
@@ -83,9 +92,9 @@ struct FrameScanner {
                 .unknownType,
                 "frame flags 0x\(String(header.flags, radix: 16)) name a feature this build does not know")
         }
-        let padding = header.frameSize - FrameHeader.size - header.storedLength
+        let padding = header.frameSize - headerSize - header.storedLength
         if padding > 0 {
-            let pad = try window.bytes(at: offset + FrameHeader.size + header.storedLength, count: padding)
+            let pad = try window.bytes(at: offset + headerSize + header.storedLength, count: padding)
             guard pad.allSatisfy({ $0 == 0 }) else {
                 return .damage(.length, "nonzero bytes in the padding after record \(header.sequence)")
             }
@@ -128,12 +137,12 @@ struct FrameScanner {
     /// any of those signs of a tear (`journal-format.md`, Recovery step 4).
     mutating func rot(at offset: Int) throws -> String? {
         let left = size - offset
-        guard left >= FrameHeader.size else { return nil }
-        let header = FrameHeader(try window.bytes(at: offset, count: FrameHeader.size))
+        guard left >= headerSize else { return nil }
+        let header = FrameHeader(try window.bytes(at: offset, count: headerSize), version: version)
         guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
             return nil
         }
-        let extent = FrameHeader.size + header.storedLength
+        let extent = headerSize + header.storedLength
         guard try isZero(from: offset + extent) else { return nil }
         let frame = Array(try window.bytes(at: offset, count: extent))
         guard frame.count == extent else { return nil }
@@ -145,7 +154,7 @@ struct FrameScanner {
             start += Self.sectorSize
         }
         // One flipped bit that makes it check out is rot even when the record ends in a zero byte (most change sets
-        // do). The checked message is the salt, header bytes 4..<32 and the payload; a flip in the salt would be
+        // do). The checked message is the salt, header bytes 4..<H and the payload; a flip in the salt would be
         // the file header's damage, so only the frame's own bytes are searched. A torn record matches by chance
         // with odds of 8 × its bytes in 2³², hence the limit.
         if header.storedLength <= Self.bitFlipSearchLimit {
@@ -179,11 +188,11 @@ struct FrameScanner {
     /// Cheap tests (lengths, type, codec, flags, sequence) go first, so the checksum runs on few candidates.
     mutating func nextValidFrame(after offset: Int) throws -> Int? {
         var candidate = RecordFrame.align(offset + 1)
-        while candidate + FrameHeader.size <= size {
+        while candidate + headerSize <= size {
             defer { candidate += JournalFormat.alignment }
-            let headerBytes = try window.bytes(at: candidate, count: FrameHeader.size)
-            guard headerBytes.count == FrameHeader.size else { return nil }
-            let header = FrameHeader(headerBytes)
+            let headerBytes = try window.bytes(at: candidate, count: headerSize)
+            guard headerBytes.count == headerSize else { return nil }
+            let header = FrameHeader(headerBytes, version: version)
             guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
                 header.frameSize <= size - candidate,
                 header.flags == 0, Self.plausibleLengths(header),

@@ -17,6 +17,12 @@ public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertibl
         /// The last segment ends in a partial or damaged record with nothing valid after it: what a crash during an
         /// append leaves. Recovery drops (and backs up) these bytes by default.
         case tornTail = "torn tail"
+        /// Damage in the last segment (format version 6 on) followed by valid records that were all written before
+        /// the first record missing at the damage was durable (their synced-through watermarks say so), and after
+        /// the manifest's durable sequence: what a power cut leaves when a later sector of an unsynced batch reached
+        /// the disk and an earlier one did not. Nothing from the damage on was acknowledged; `.pointInTime` recovery
+        /// drops it (and backs it up) like a torn tail, other policies refuse it.
+        case unacknowledgedHole = "unacknowledged hole"
         /// A record's checksum does not match its bytes.
         case checksum
         /// The last record of the last segment is whole but fails its checksum with no sign of a torn write (one

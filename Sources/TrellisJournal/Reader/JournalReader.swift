@@ -125,7 +125,8 @@ public struct JournalReader: Sendable {
             let base = before ?? written
             before = written
             var scanner = FrameScanner(
-                file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: Self.recordTypes)
+                file, name: name, size: size, salt: header.salt, otherSalts: [], knownTypes: Self.recordTypes,
+                version: header.version)
             guard case .frame(let frame)? = try? scanner.step(at: header.encoded().count),
                 frame.header.type == RecordType.migration.rawValue,
                 frame.header.sequence > manifest.checkpointSequence,
@@ -251,7 +252,8 @@ public struct JournalReader: Sendable {
                 var record = JournalRecord(
                     sequence: sequence, time: RecordFrame.date(frame.header.time), changes: ChangeSet(),
                     schema: written, migration: nil, file: walked.file, offset: frame.offset,
-                    storedBytes: frame.header.storedLength, uncompressedBytes: frame.header.uncompressedLength,
+                    storedBytes: frame.header.storedLength, frameBytes: frame.header.frameSize,
+                    syncedThrough: frame.header.watermark, uncompressedBytes: frame.header.uncompressedLength,
                     isCompressed: frame.isCompressed)
                 if frame.header.type == RecordType.migration.rawValue {
                     let migration = try MigrationRecord.decode(payload, base: base, context: context)

@@ -25,6 +25,12 @@ public struct JournalRecord: Sendable {
     public var offset: Int
     /// The payload's size as stored (compressed or not).
     public var storedBytes: Int
+    /// The frame's whole size on disk: its header (40 bytes from format version 6, 32 before), the stored payload
+    /// and the padding to a multiple of 8. The next frame starts at `offset + frameBytes`.
+    public var frameBytes: Int
+    /// The synced-through watermark of the frame (format version 6 on; 0 before): the last record known durable
+    /// when this one was written, 0 for none.
+    public var syncedThrough: UInt64
     /// The payload's size before compression.
     public var uncompressedBytes: Int
     /// Whether the payload is stored deflated (a record is compressed only when that pays).

@@ -35,6 +35,8 @@ package struct JournalWalk {
         var problems: [JournalProblem] = []
         var lastSequence: UInt64
         var records = 0
+        /// Valid records after an unacknowledged hole (`JournalProblem.Kind.unacknowledgedHole`), dropped with it.
+        var holeRecords = 0
         var tail: Tail?
         /// Bytes of all segments walked.
         var bytes = 0
@@ -55,7 +57,7 @@ package struct JournalWalk {
         var outcome = try walkSegments(after: checkpointSequence, onRecord: onRecord)
         let endsEarly = outcome.lastSequence < manifest.durableSequence
         // Other damage already explains records that are not there.
-        if endsEarly && outcome.problems.allSatisfy({ $0.kind == .tornTail }) {
+        if endsEarly && outcome.problems.allSatisfy({ $0.kind == .tornTail || $0.kind == .unacknowledgedHole }) {
             let missing = manifest.durableSequence - outcome.lastSequence
             outcome.problems.append(
                 JournalProblem(
@@ -121,7 +123,7 @@ package struct JournalWalk {
             defer { file.close() }
             var scanner = FrameScanner(
                 file, name: name, size: size, salt: header.salt, otherSalts: salts,
-                knownTypes: [RecordType.changeSet.rawValue, RecordType.migration.rawValue])
+                knownTypes: [RecordType.changeSet.rawValue, RecordType.migration.rawValue], version: header.version)
             var offset = header.encoded().count
             var validEnd = offset
             var durableEnd = offset
@@ -131,13 +133,35 @@ package struct JournalWalk {
                 switch try scanner.step(at: offset) {
                 case .end:
                     break scan
-                case .damage(let kind, let message):
+                case .damage(let kind, var message):
                     // Zeros from here to the end of the file are space the writer reserved for records it has not
                     // written (`preallocate`): this segment ends here. Segments are never cut back (a reader may be
                     // reading one), so a closed segment keeps its zeros; nothing is lost unseen, because the next
                     // segment must start with the sequence number after this one's last record.
                     if kind == .zeroed, try scanner.isZero(from: offset) { break scan }
                     let resume = try scanner.nextValidFrame(after: offset)
+                    if let resume, isLast, outcome.problems.isEmpty, expected > manifest.durableSequence,
+                        header.version >= FrameHeader.watermarkVersion, [.checksum, .length, .zeroed].contains(kind)
+                    {
+                        let hole = try Self.hole(&scanner, after: resume, missing: expected)
+                        if case .unacknowledged(let records, let watermark) = hole {
+                            let highest = watermark.map { "at most \($0)" } ?? "none"
+                            outcome.problems.append(
+                                JournalProblem(
+                                    .unacknowledgedHole, file: name, offset: offset,
+                                    "\(message), and \(records) valid record\(records == 1 ? "" : "s") after it, all "
+                                        + "written before record \(expected) was durable (their watermarks: "
+                                        + "\(highest)): nothing from here to the end (\(size - offset) bytes) was "
+                                        + "acknowledged"))
+                            outcome.holeRecords = records
+                            break scan
+                        }
+                        if case .acknowledged(let sequence, let at, let watermark) = hole {
+                            message +=
+                                "; record \(sequence) at offset \(at) was written when record \(watermark) was "
+                                + "durable (its watermark), so record \(expected), lost here, had been acknowledged"
+                        }
+                    }
                     if resume == nil && isLast && !scanner.resyncGaveUp, kind == .checksum,
                         let why = try scanner.rot(at: offset)
                     {
@@ -203,5 +227,52 @@ package struct JournalWalk {
             if !continueAfterDamage, !outcome.problems.isEmpty { return outcome }
         }
         return outcome
+    }
+
+    /// What the valid frames after damage at a hole say about it (format version 6 on: each frame's watermark names
+    /// the last record durable when it was written).
+    enum Hole {
+        /// Every valid frame after the hole was written before the first record missing there was durable, so none
+        /// of the records from the hole on was ever acknowledged: `records` valid ones follow, with at most
+        /// `watermark` (nil: none of them) as the highest watermark.
+        case unacknowledged(records: Int, watermark: UInt64?)
+        /// The frame at `offset`, record `sequence`, was written when record `watermark` (at least the missing one)
+        /// was durable: acknowledged data is gone.
+        case acknowledged(sequence: UInt64, offset: Int, watermark: UInt64)
+        /// A valid frame after it that no writer writes there (a sequence number at or before the hole), or the
+        /// search for valid frames gave up: not a hole point-in-time recovery may drop.
+        case unexplained
+    }
+
+    /// Reads every valid frame from `resume` (the first valid one after damage) to the end of the file and judges
+    /// the hole in front of them, where record `missing` was due.
+    static func hole(_ scanner: inout FrameScanner, after resume: Int, missing: UInt64) throws -> Hole {
+        var offset = resume
+        var records = 0
+        var highest: UInt64?
+        while true {
+            switch try scanner.step(at: offset) {
+            case .end:
+                return .unacknowledged(records: records, watermark: highest)
+            case .frame(let frame):
+                offset += frame.header.frameSize
+                if frame.header.type & RecordType.ignorableBit != 0 { continue }
+                guard frame.header.sequence >= missing else { return .unexplained }
+                if frame.header.watermark >= missing {
+                    return .acknowledged(
+                        sequence: frame.header.sequence, offset: frame.offset, watermark: frame.header.watermark)
+                }
+                records += 1
+                highest = max(highest ?? 0, frame.header.watermark)
+            case .damage(let kind, _):
+                if kind == .zeroed, try scanner.isZero(from: offset) {
+                    return .unacknowledged(records: records, watermark: highest)
+                }
+                guard let next = try scanner.nextValidFrame(after: offset) else {
+                    return scanner.resyncGaveUp ? .unexplained : .unacknowledged(records: records, watermark: highest)
+                }
+                offset = next
+            }
+        }
     }
 }

@@ -21,7 +21,13 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     public var lastSequence: UInt64 = 0
     /// The torn tail found at the end of the last segment, if any.
     public var tornTail: JournalProblem?
-    /// Bytes dropped from the end of the last segment (0 when there was no torn tail).
+    /// The unacknowledged hole `.pointInTime` recovery dropped with everything after it, if any (`tornTail` is
+    /// nil then): damage followed by valid records that were never acknowledged.
+    public var hole: JournalProblem?
+    /// Valid records after the hole that were dropped with it (each written before the first missing record was
+    /// durable, so none was acknowledged); 0 without a hole.
+    public var droppedRecords = 0
+    /// Bytes dropped from the end of the last segment (0 when there was no torn tail or hole).
     public var droppedBytes = 0
     /// The file (in the store directory) holding a copy of the dropped bytes.
     public var tailBackup: String?
@@ -51,7 +57,13 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
         var parts = [created ? "created" : "recovered through sequence \(lastSequence)"]
         if checkpointSequence > 0 { parts.append("checkpoint \(checkpointSequence)") }
         parts.append("\(replayedRecords) records replayed")
-        if droppedBytes > 0 { parts.append("dropped a torn tail of \(droppedBytes) bytes") }
+        if let hole {
+            parts.append(
+                "dropped an unacknowledged hole at offset \(hole.offset) of \(hole.file) and the \(droppedRecords) "
+                    + "unacknowledged record\(droppedRecords == 1 ? "" : "s") after it (\(droppedBytes) bytes)")
+        } else if droppedBytes > 0 {
+            parts.append("dropped a torn tail of \(droppedBytes) bytes")
+        }
         if rewrittenBytes > 0 { parts.append("wrote the last \(rewrittenBytes) bytes again") }
         if !skipped.isEmpty { parts.append("salvage skipped \(skipped.count) problems") }
         if !damagedFiles.isEmpty {

@@ -5,7 +5,7 @@ import TrellisGraph
 /// it through `Graph.applying` (the function live commits use), and applies the recovery policy to any damage.
 ///
 /// The rules (see `journal-format.md`): a torn tail of the last segment is dropped (and backed up) unless the policy
-/// is `.strict`; rot in the last record and a journal shorter than the manifest's durable sequence are damage; damage followed by valid records, damage in an earlier segment, a sequence gap, a missing segment,
+/// is `.strict`, and so is an unacknowledged hole under `.pointInTime` and `.salvage`; rot in the last record and a journal shorter than the manifest's durable sequence are damage; damage followed by valid records, damage in an earlier segment, a sequence gap, a missing segment,
 /// or a damaged manifest or checkpoint refuses the open with `.corrupt`, naming file, offset and class, unless the
 /// policy is `.salvage`, which skips what it must and asks for a rewrite.
 package struct StoreRecovery {
@@ -125,12 +125,18 @@ package struct StoreRecovery {
                 return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)
             }
         }
-        let torn = outcome.problems.last.flatMap { $0.kind == .tornTail ? $0 : nil }
-        let damage = outcome.problems.filter { $0.kind != .tornTail }
+        // An unacknowledged hole is dropped like a torn tail by the policies that go at least as far as
+        // `.pointInTime` (salvage keeps what recovery may keep, and the records after such a hole were never
+        // acknowledged and were written on top of the missing ones).
+        let dropsHole = policy == .pointInTime || policy == .salvage
+        let torn = outcome.problems.last.flatMap {
+            $0.kind == .tornTail || ($0.kind == .unacknowledgedHole && dropsHole) ? $0 : nil
+        }
+        let damage = outcome.problems.filter { $0.kind != .tornTail && !($0.kind == .unacknowledgedHole && dropsHole) }
         switch policy {
         case .strict:
             if let first = outcome.problems.first { throw refusal(first) }
-        case .tolerateTornTail:
+        case .tolerateTornTail, .pointInTime:
             if let first = damage.first { throw refusal(first) }
         case .salvage:
             report.skipped = damage
@@ -154,7 +160,12 @@ package struct StoreRecovery {
             }
         }
         if let torn {
-            report.tornTail = torn
+            if torn.kind == .unacknowledgedHole {
+                report.hole = torn
+                report.droppedRecords = outcome.holeRecords
+            } else {
+                report.tornTail = torn
+            }
             report.droppedBytes = tail.size - tail.validEnd
             if !readOnly {
                 report.tailBackup = try dropTornTail(tail)
@@ -257,6 +268,10 @@ package struct StoreRecovery {
         let hint: String
         switch problem.kind {
         case .tornTail: hint = "open with recovery: .tolerateTornTail to drop it"
+        case .unacknowledgedHole:
+            hint =
+                "no record after it was acknowledged; open with recovery: .pointInTime to keep the records before "
+                + "it and drop the rest (backed up)"
         case .rot, .vanishedTail:
             hint =
                 "records that were durable are damaged or gone; open with recovery: .salvage to keep the rest "

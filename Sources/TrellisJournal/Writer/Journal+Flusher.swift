@@ -128,10 +128,14 @@ extension Journal {
         try writer.withLock { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
             w.unsynced = true
+            // Every frame says which record was durable when it was written (format version 6): the last one a
+            // sync of this store confirmed, or that recovery kept (the opener synced it). Point-in-time recovery
+            // reads it to tell a hole that only unacknowledged records follow from lost acknowledged ones.
+            let watermark = files.withLock { $0.synced }
             if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
-                segment.end += try writeInParts(entries[0], to: segment)
+                segment.end += try writeInParts(entries[0], to: segment, watermark: watermark)
             } else {
-                segment.end += try writeBatch(entries, to: &segment)
+                segment.end += try writeBatch(entries, to: &segment, watermark: watermark)
             }
             w.segment = segment
             w.lastWritten = entries.last!.sequence
@@ -141,12 +145,13 @@ extension Journal {
     }
 
     /// Frames `entries` into one buffer and writes it at the segment's end; returns the bytes written.
-    private func writeBatch(_ entries: [Entry], to segment: inout OpenSegment) throws -> Int {
+    private func writeBatch(_ entries: [Entry], to segment: inout OpenSegment, watermark: UInt64) throws -> Int {
         var batch: [UInt8] = []
         for entry in entries {
             let frame = RecordFrame.encode(
                 type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                salt: segment.salt, compressionLevel: Int32(options.compressionLevel))
+                salt: segment.salt, compressionLevel: Int32(options.compressionLevel), watermark: watermark,
+                version: segment.version)
             // A batch of one record is that record's frame, not a copy of it.
             if batch.isEmpty { batch = frame } else { batch += frame }
         }
@@ -166,10 +171,11 @@ extension Journal {
 
     /// Writes one big record as its header, payload and padding one after the other at the segment's end, so the
     /// megabytes of its payload go to the file without first being copied into a frame; returns the bytes written.
-    private func writeInParts(_ entry: Entry, to segment: OpenSegment) throws -> Int {
+    private func writeInParts(_ entry: Entry, to segment: OpenSegment, watermark: UInt64) throws -> Int {
         let parts = RecordFrame.frameParts(
             type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time, salt: segment.salt,
-            compressionLevel: Int32(options.compressionLevel))
+            compressionLevel: Int32(options.compressionLevel), watermark: watermark,
+            version: segment.version)
         try segment.file.write(parts.header, at: segment.end)
         try segment.file.write(parts.stored, at: segment.end + parts.header.count)
         let length = parts.header.count + parts.stored.count

@@ -10,6 +10,9 @@ package struct OpenSegment {
     var headerSize: Int
     /// The file's length including space reserved past `end` (zeros). Never cut back: a reader may be reading it.
     var allocated: Int
+    /// The segment's format version: records appended to it take its frame layout (a version-5 segment a store
+    /// reopened from an older build keeps 32-byte frame headers without a watermark until it is rotated).
+    var version: UInt16
 
     var isEmpty: Bool { end == headerSize }
 
@@ -36,7 +39,7 @@ package struct OpenSegment {
         let file = try layer.open(joinPath(directory, tail.name), .readWrite)
         return OpenSegment(
             id: tail.segment, file: file, salt: tail.header.salt, end: tail.validEnd,
-            headerSize: tail.header.encoded().count, allocated: tail.size)
+            headerSize: tail.header.encoded().count, allocated: tail.size, version: tail.header.version)
     }
 
     /// Writes the bytes of `tail` that are not known to be durable (after the records the manifest's durable
@@ -61,8 +64,12 @@ package struct OpenSegment {
         return max(0, tail.validEnd - tail.durableEnd)
     }
 
-    package init(id: UInt64, file: any LayerFile, salt: UInt64, end: Int, headerSize: Int, allocated: Int) {
+    package init(
+        id: UInt64, file: any LayerFile, salt: UInt64, end: Int, headerSize: Int, allocated: Int,
+        version: UInt16 = JournalFormat.version
+    ) {
         self.id = id
+        self.version = version
         self.file = file
         self.salt = salt
         self.end = end

@@ -124,7 +124,7 @@ enum StoreOpener {
         let frame = RecordFrame.encode(
             type: .migration, payload: record.encoded(), sequence: graph.sequence,
             time: RecordFrame.microseconds(graph.schema.history.last?.date ?? Date()), salt: salt,
-            compressionLevel: Int32(options.compressionLevel))
+            compressionLevel: Int32(options.compressionLevel), watermark: old.durableSequence)
         let path = joinPath(directory, JournalFormat.segmentName(id))
         try layer.writeAtomically(headerBytes + frame, to: path, directory: directory)
         CrashPoints.hit("after-migration-segment")

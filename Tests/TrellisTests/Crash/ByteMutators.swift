@@ -45,11 +45,38 @@ enum ByteMutators {
     /// as written, not as damage).
     static func fixFrameChecksum(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
         let salt = u64(bytes, 32)
-        let stored = min(Int(u32(bytes, offset + 4)), bytes.count - offset - FrameHeader.size)
+        let size = FrameHeader.size(version: UInt16(bytes[8]) | UInt16(bytes[9]) << 8)
+        let stored = min(Int(u32(bytes, offset + 4)), bytes.count - offset - size)
         let crc = RecordFrame.checksum(
-            salt: salt, header: bytes[(offset + 4)..<(offset + FrameHeader.size)],
-            stored: bytes[(offset + FrameHeader.size)..<(offset + FrameHeader.size + stored)])
+            salt: salt, header: bytes[(offset + 4)..<(offset + size)],
+            stored: bytes[(offset + size)..<(offset + size + stored)])
         return setU32(bytes, at: offset, crc)
+    }
+
+    /// A segment or checkpoint of this build's format, as a build of `version` (5 or older) would have written it:
+    /// the version field set, and every frame rewritten with the 32-byte header of those versions (no watermark),
+    /// checksums recomputed. Frames are read up to the first that does not check out (reserved zeros stay zeros).
+    static func downgraded(_ bytes: [UInt8], to version: UInt16) -> [UInt8] {
+        precondition(version < FrameHeader.watermarkVersion)
+        let salt = u64(bytes, 32)
+        let headerLength = Int(u32(bytes, 12))
+        var header = Array(bytes[0..<headerLength])
+        header[8] = UInt8(version)
+        header[9] = 0
+        var out = fixHeaderChecksum(header)
+        var offset = headerLength
+        let size = FrameHeader.currentSize
+        while offset + size <= bytes.count {
+            let stored = Int(u32(bytes, offset + 4))
+            guard stored > 0 || u64(bytes, offset + 16) != 0, offset + size + stored <= bytes.count else { break }
+            let payload = bytes[(offset + size)..<(offset + size + stored)]
+            var frame = Array(bytes[offset..<(offset + 32)]) + payload
+            frame = setU32(frame, at: 0, RecordFrame.checksum(salt: salt, header: frame[4..<32], stored: payload))
+            frame += [UInt8](repeating: 0, count: RecordFrame.align(frame.count) - frame.count)
+            out += frame
+            offset += RecordFrame.align(size + stored)
+        }
+        return out + [UInt8](repeating: 0, count: bytes.count - offset)
     }
 
     /// Recomputes the header checksum of a segment or checkpoint.

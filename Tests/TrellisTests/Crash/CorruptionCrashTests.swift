@@ -39,7 +39,7 @@ import TrellisTestSupport
         let (name, offset, _) = records[24]
         let bytes = try #require(disk.contents(X.path(name)))
         // Every checked bit: header and payload (the padding after the payload carries nothing).
-        let checked = FrameHeader.size + Int(ByteMutators.u32(bytes, offset + 4))
+        let checked = FrameHeader.currentSize + Int(ByteMutators.u32(bytes, offset + 4))
         for bit in (offset * 8)..<((offset + checked) * 8) {
             let copy = disk.copy()
             copy.setContents(X.path(name), ByteMutators.flipBit(bytes, bit))

@@ -104,7 +104,7 @@ enum CrashExpectations {
     static func records(_ disk: SimulatedFileLayer) throws -> [(file: String, offset: Int, end: Int)] {
         var out: [(String, Int, Int)] = []
         try JournalReader(path: directory, layer: disk).forEachRecord {
-            out.append(($0.file, $0.offset, $0.offset + RecordFrame.align(FrameHeader.size + $0.storedBytes)))
+            out.append(($0.file, $0.offset, $0.offset + $0.frameBytes))
         }
         return out
     }

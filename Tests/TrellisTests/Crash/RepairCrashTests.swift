@@ -32,7 +32,7 @@ import Testing
         let (file, offset) = offsets[32]
         let url = directory.appendingPathComponent(file)
         var bytes = [UInt8](try Data(contentsOf: url))
-        bytes[offset + FrameHeader.size + 3] ^= 0x40
+        bytes[offset + FrameHeader.currentSize + 3] ^= 0x40
         try Data(bytes).write(to: url)
         #expect(throws: TrellisError.self) { try Store(directory: directory, schema: CrashWorkload.schema) }
         return (file, offset)
@@ -106,7 +106,7 @@ import Testing
         // Cut into the last record (the file goes on with the zeros the writer reserved after it).
         var end = 0
         try JournalReader(directory: store).forEachRecord {
-            end = $0.offset + RecordFrame.align(FrameHeader.size + $0.storedBytes)
+            end = $0.offset + RecordFrame.align(FrameHeader.currentSize + $0.storedBytes)
         }
         let bytes = try Data(contentsOf: url)
         try bytes.prefix(end - 50).write(to: url)

@@ -30,7 +30,7 @@ import TrellisTestSupport
         let records = try X.records(disk)
         let (file, offset, end) = records[5]
         var bytes = disk.contents(X.path(file))!
-        bytes[offset + FrameHeader.size + 3] ^= 0x40
+        bytes[offset + FrameHeader.currentSize + 3] ^= 0x40
         disk.setContents(X.path(file), bytes)
         let checkpoint = disk.contents(X.path(JournalFormat.checkpointName(10)))!
         #expect(throws: TrellisError.self) { try X.open(disk, segmentBytes: segmentBytes) }

@@ -163,7 +163,7 @@ extension CrashExpectations {
         let record = try #require(try X.records(disk).last)
         let bytes = try #require(disk.contents(X.path(record.file)))
         let stored = Int(ByteMutators.u32(bytes, record.offset + 4))
-        return (disk, record.file, bytes, record.offset, record.offset + FrameHeader.size + stored)
+        return (disk, record.file, bytes, record.offset, record.offset + FrameHeader.currentSize + stored)
     }
 
     @Test("D3: one flipped bit in a whole last record, followed by the end or by reserved zeros, is rot")
@@ -215,7 +215,7 @@ extension CrashExpectations {
         let name = records[48].file
         let bytes = try #require(disk.contents(X.path(name)))
         func extentEnd(_ r: (file: String, offset: Int, end: Int)) -> Int {
-            r.offset + FrameHeader.size + Int(ByteMutators.u32(bytes, r.offset + 4))
+            r.offset + FrameHeader.currentSize + Int(ByteMutators.u32(bytes, r.offset + 4))
         }
         // Most change sets end in a zero byte (no deletes); the last record here is the last one that does not, the
         // records after it cut off (a crashed store: its manifest claims none of them).
@@ -224,7 +224,7 @@ extension CrashExpectations {
         var tested = 0
         for seed in 0..<8 as Range<UInt64> {
             // A few bytes of the payload garbled; the header (and so the record's length) intact.
-            let middle = (record.offset + FrameHeader.size + end) / 2
+            let middle = (record.offset + FrameHeader.currentSize + end) / 2
             let damaged = ByteMutators.garble(
                 ByteMutators.truncate(bytes, to: record.end), middle..<(middle + 3), seed: seed)
             guard damaged != ByteMutators.truncate(bytes, to: record.end) else { continue }

@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aLargeFrameInflatingMoreThan256To1IsRefused() {
-        var header = FrameHeader([UInt8](repeating: 0, count: FrameHeader.size))
+        var header = FrameHeader([UInt8](repeating: 0, count: FrameHeader.currentSize), version: JournalFormat.version)
         header.codec = RecordCodec.zlib.rawValue
         header.storedLength = 4096
         header.uncompressedLength = 4 << 20  // 1024:1, under the 1100:1 bound main applied

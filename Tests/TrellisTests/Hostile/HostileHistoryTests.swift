@@ -41,7 +41,7 @@ import Testing
         var file = ""
         try reader.forEachRecord { record in
             file = record.file
-            end = RecordFrame.align(record.offset + FrameHeader.size + record.storedBytes)
+            end = RecordFrame.align(record.offset + FrameHeader.currentSize + record.storedBytes)
         }
         let url = directory.appendingPathComponent(file)
         let bytes = [UInt8](try Data(contentsOf: url))

@@ -70,10 +70,10 @@ import TrellisTestSupport
         var frames: [Int] = []
         while offset < bytes.count {
             frames.append(offset)
-            offset += RecordFrame.align(FrameHeader.size + Int(ByteMutators.u32(bytes, offset + 4)))
+            offset += RecordFrame.align(FrameHeader.currentSize + Int(ByteMutators.u32(bytes, offset + 4)))
         }
         let footerAt = frames.last!
-        let footer = FrameHeader(bytes[footerAt..<footerAt + FrameHeader.size])
+        let footer = FrameHeader(bytes[footerAt..<footerAt + FrameHeader.currentSize], version: JournalFormat.version)
         let payload = ByteWriter.bytes { w in
             w.varint(graph.sequence)
             w.varint(graph.tables.count)

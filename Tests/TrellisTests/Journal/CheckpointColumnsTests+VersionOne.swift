@@ -21,7 +21,8 @@ extension CheckpointColumnsTests {
         func emit(_ type: RecordType, _ payload: [UInt8]) {
             chunkNumber += 1
             out += RecordFrame.encode(
-                type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: 6)
+                type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: 6,
+                version: 1)
         }
         for (e, layout) in graph.schema.layouts.enumerated() {
             let rows = Array(graph.rows(entity: UInt32(e)))
@@ -96,8 +97,7 @@ extension CheckpointColumnsTests {
                 #expect(graph.sequence == sequence)
                 bytes = Self.versionOneCheckpoint(graph, rowsPerChunk: 7)
             } else if JournalFormat.segmentID(name) != nil {
-                bytes[8] = 1
-                bytes = ByteMutators.fixHeaderChecksum(bytes)
+                bytes = ByteMutators.downgraded(bytes, to: 1)
             }
             disk.setContents(path, bytes)
         }

@@ -253,14 +253,14 @@ import TrellisTestSupport
         var offset = headerLength
         while offset < bytes.count {
             frames.append(offset)
-            offset += RecordFrame.align(FrameHeader.size + Int(ByteMutators.u32(bytes, offset + 4)))
+            offset += RecordFrame.align(FrameHeader.currentSize + Int(ByteMutators.u32(bytes, offset + 4)))
         }
         #expect(frames.count >= 3)
         var refused = 0
         var rng = SeededRandom(seed: 12)
         for frame in frames {
-            let start = frame + FrameHeader.size
-            let end = frame + FrameHeader.size + Int(ByteMutators.u32(bytes, frame + 4))
+            let start = frame + FrameHeader.currentSize
+            let end = frame + FrameHeader.currentSize + Int(ByteMutators.u32(bytes, frame + 4))
             for position in stride(from: start, to: end, by: 3) {
                 var damaged = bytes
                 damaged[position] ^= UInt8(truncatingIfNeeded: 1 | rng.next())

@@ -20,26 +20,42 @@ import Testing
         #expect(crc == Self.changeSets, "digest \(String(crc, radix: 16))")
     }
 
-    /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated).
+    /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated), in this
+    /// build's format (version 6: frames of 40-byte headers carrying a synced-through watermark) and as version 5
+    /// wrote them (32-byte frame headers), whose digest is the one recorded before version 6: a store of version 5
+    /// reads, and is appended to, byte for byte as before.
     @Test func schemasHeadersManifestsAndFramesAreUnchanged() {
+        #expect(JournalFormat.version == 6)
+        let current = Self.headerDigest(version: 6)
+        #expect(current == Self.headers, "digest \(String(current, radix: 16))")
+        let five = Self.headerDigest(version: 5)
+        #expect(five == Self.headersVersion5, "digest \(String(five, radix: 16))")
+    }
+
+    static func headerDigest(version: UInt16) -> UInt32 {
         var crc: UInt32 = 0
         for schema in [JournalWorkload.schema, CheckpointColumnsTests.schema] {
             let bytes = SchemaCodec.encode(schema)
             crc = Zlib.crc32(crc, bytes)
             let header = FileHeader(
                 magic: JournalFormat.segmentMagic, id: 3, sequence: 1 << 40, salt: 0x0123_4567_89ab_cdef,
-                fingerprint: schema.fingerprint, schemaBytes: bytes)
+                fingerprint: schema.fingerprint, schemaBytes: bytes, version: version)
             crc = Zlib.crc32(crc, header.encoded())
             crc = Zlib.crc32(
                 crc,
                 RecordFrame.encode(
-                    type: .changeSet, payload: bytes, sequence: 77, time: -5, salt: header.salt, compressionLevel: nil))
+                    type: .changeSet, payload: bytes, sequence: 77, time: -5, salt: header.salt, compressionLevel: nil,
+                    watermark: version >= 6 ? 1 << 39 + 3 : 0, version: version))
         }
         let manifest = Manifest(
             generation: 9, fingerprint: 0xfeed_f00d, checkpointSequence: 1234, checkpointBytes: 1 << 33,
             firstSegment: 4, lastSegment: 6, durableSequence: 1 << 35 + 5)
-        crc = Zlib.crc32(crc, manifest.encoded())
-        #expect(crc == Self.headers, "digest \(String(crc, radix: 16))")
+        var manifestBytes = manifest.encoded()
+        // Versions 5 and 6 share the manifest's layout; only the version field differs.
+        manifestBytes[8] = UInt8(version)
+        let check = Zlib.crc32(0, manifestBytes[0..<72])
+        for i in 0..<4 { manifestBytes[72 + i] = UInt8(truncatingIfNeeded: check >> (8 * UInt32(i))) }
+        return Zlib.crc32(crc, manifestBytes)
     }
 
     /// Checkpoint column chunks and index orders of seeded random graphs. Level 0 makes every section stored (a zlib
@@ -98,6 +114,9 @@ import Testing
     }
 
     static let changeSets: UInt32 = 0x487b_e75c
-    static let headers: UInt32 = 0x7275_6046
+    /// Version 6 (recorded when the frame header grew the watermark, issue 23).
+    static let headers: UInt32 = 0xa7c9_2fcd
+    /// Version 5's bytes, the digest recorded before version 6.
+    static let headersVersion5: UInt32 = 0x7275_6046
     static let checkpoints: UInt32 = 0x1dd8_ec51
 }

@@ -24,7 +24,7 @@ import TrellisTestSupport
         let (file, offset) = offsets[19]
         let path = Self.directory + "/" + file
         var bytes = try #require(disk.contents(path))
-        bytes[offset + FrameHeader.size + 2] ^= 0x10
+        bytes[offset + FrameHeader.currentSize + 2] ^= 0x10
         disk.setContents(path, bytes)
 
         let error = try #require(throws: TrellisError.self) { try disk.open() }

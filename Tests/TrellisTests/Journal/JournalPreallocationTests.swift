@@ -15,7 +15,7 @@ import Testing
         var end = 0
         var count = 0
         let problems = try JournalReader(path: path, layer: PosixFileLayer()).forEachRecord { record in
-            end = record.offset + RecordFrame.align(FrameHeader.size + record.storedBytes)
+            end = record.offset + RecordFrame.align(FrameHeader.currentSize + record.storedBytes)
             count += 1
         }
         return (end, count, problems)

@@ -34,7 +34,7 @@ import TrellisTestSupport
         let bytes = try #require(disk.contents(Self.segment))
         var ends: [Int] = []
         try JournalReader(path: SimulatedFileLayer.storePath, layer: disk).forEachRecord { record in
-            ends.append(record.offset + RecordFrame.align(FrameHeader.size + record.storedBytes))
+            ends.append(record.offset + RecordFrame.align(FrameHeader.currentSize + record.storedBytes))
         }
         #expect(ends.count == 50 && ends.last == bytes.count)
         let start = try FileHeader.parse(

@@ -66,13 +66,32 @@ struct StoreFile {
     /// The file's salt: the segment header's u64 at offset 32.
     func salt() throws -> [UInt8] { Array(try bytes()[32..<40]) }
 
+    /// The size of a frame header in this file: 40 bytes from format version 6 (the watermark), 32 before.
+    func frameHeaderSize() throws -> Int { try bytes()[8] >= 6 ? 40 : 32 }
+
     /// Recomputes the checksum of the frame at `offset` after a header field was changed on purpose: CRC-32 of the
-    /// salt, header bytes 4..<32 and the stored payload, at the frame's first four bytes.
+    /// salt, header bytes 4..<H and the stored payload, at the frame's first four bytes.
     func resealFrame(at offset: Int) throws {
         let b = try bytes()
+        let h = try frameHeaderSize()
         let stored = Int(b[offset + 4]) | Int(b[offset + 5]) << 8 | Int(b[offset + 6]) << 16 | Int(b[offset + 7]) << 24
-        let covered = try salt() + Array(b[(offset + 4)..<(offset + 32 + stored)])
+        let covered = try salt() + Array(b[(offset + 4)..<(offset + h + stored)])
         try setU32(CRC32.checksum(covered), at: offset)
+    }
+
+    /// Sets the synced-through watermark of the version-6 frame at `offset` (header bytes 32..<40) and reseals it.
+    func setWatermark(_ value: UInt64, at offset: Int) throws {
+        var b = try bytes()
+        for i in 0..<8 { b[offset + 32 + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+        try write(b)
+        try resealFrame(at: offset)
+    }
+
+    /// Overwrites `count` bytes at `offset` with zeros.
+    func zero(at offset: Int, count: Int) throws {
+        var b = try bytes()
+        for i in offset..<(offset + count) { b[i] = 0 }
+        try write(b)
     }
 }
 
