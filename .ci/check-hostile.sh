@@ -119,16 +119,25 @@ while IFS=$'\t' read -r name expect object source; do
             failed=1
         fi
     fi
-    # Holes (format version 6): the independent reader must report the same class at the same place; only the one
-    # whose watermarks say nothing after the hole was acknowledged is an `unacknowledged hole`.
+    # Holes (format version 6) and history that contradicts the state: the independent reader must report the same
+    # class at the same place; only the hole whose watermarks say nothing after it was acknowledged is an
+    # `unacknowledged hole`, and a record that applies but whose history does not is `history`, for which verify
+    # suggests compacting (repair keeps what recovery accepts).
     case "$name" in
-    hole-*)
+    hole-* | *-contradict*)
         set +e
         python3 "$root/Tools/trellis-pyreader/trellis_reader.py" verify "$store" >"$work/py-verify" 2>&1
         py_rc=$?
         set -e
         want=zeroed
         [ "$name" = hole-unacknowledged ] && want="unacknowledged hole"
+        if [[ "$name" == *-contradict* ]]; then
+            want=history
+            if ! grep -q "history only: .*trellis compact" "$work/verify-out"; then
+                echo "check-hostile: $name: verify does not suggest compacting" >&2
+                failed=1
+            fi
+        fi
         swift_first=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: $want: " "$work/verify-out" || true)
         py_first=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: $want: " "$work/py-verify" || true)
         if [ "$py_rc" != 1 ] || [ -z "$swift_first" ] || [ "$swift_first" != "$py_first" ]; then

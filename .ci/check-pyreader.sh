@@ -107,6 +107,33 @@ last=$(ls "$work/torn" | grep '^segment-' | sort | tail -1)
 python3 -c "import sys; open(sys.argv[1], 'ab').write(bytes(range(7, 107)))" "$work/torn/$last"
 compare torn
 
+# Rot in a length: one flipped bit in the stored length of the last record. Both readers must call it rot (not a
+# torn tail) at the same offset.
+copy demo rot-length
+python3 - "$work/rot-length/$last" <<'PY'
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, 'rb').read())
+fh = 40 if struct.unpack_from('<H', data, 8)[0] >= 6 else 32
+offset, last = struct.unpack_from('<I', data, 12)[0], None
+while offset + fh <= len(data) and any(data[offset:offset + fh]):
+    last = offset
+    offset += (fh + struct.unpack_from('<I', data, offset + 4)[0] + 7) & ~7
+data[last + 4] ^= 1 << 2
+open(path, 'wb').write(bytes(data))
+PY
+python3 "$reader" verify "$work/rot-length" >"$work/rot-length.verify.py" 2>&1 || true
+"$trellis" verify "$work/rot-length" >"$work/rot-length.verify.swift" 2>&1 || true
+rot_py=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: rot: " "$work/rot-length.verify.py" || true)
+rot_swift=$(grep -m1 -o "segment-[0-9a-f]*\.trj at offset [0-9]*: rot: " "$work/rot-length.verify.swift" || true)
+if [ -z "$rot_py" ] || [ "$rot_py" != "$rot_swift" ]; then
+    echo "check-pyreader: rot-length: expected the same rot from both readers; python '$rot_py', trellis '$rot_swift'" >&2
+    head -c 400 "$work/rot-length.verify.py" "$work/rot-length.verify.swift" >&2
+    failed=1
+else
+    echo "check-pyreader: rot-length: $rot_swift(both readers)"
+fi
+
 # A hole (format version 6): a record lost under a later one whose watermark says it was never acknowledged. Both
 # readers must stop at the hole and report it, word for word, as an unacknowledged hole.
 copy demo hole

@@ -21,8 +21,9 @@ import struct, sys
 for path in sys.argv[1:]:
     data = open(path, 'rb').read()
     offset = struct.unpack_from('<I', data, 12)[0]
-    while offset + 32 <= len(data) and data[offset:offset + 8] != bytes(8):
-        offset += (32 + struct.unpack_from('<I', data, offset + 4)[0] + 7) & ~7
+    header = 40 if struct.unpack_from('<H', data, 8)[0] >= 6 else 32  # frame header: 40 bytes from version 6
+    while offset + header <= len(data) and data[offset:offset + 8] != bytes(8):
+        offset += (header + struct.unpack_from('<I', data, offset + 4)[0] + 7) & ~7
     open(path, 'wb').write(data[:offset])
 PY
 }

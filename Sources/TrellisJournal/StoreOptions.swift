@@ -1,3 +1,4 @@
+import Foundation
 import TrellisCore
 import TrellisGraph
 
@@ -85,6 +86,10 @@ public struct StoreOptions: Sendable {
     /// zlib level for journal records (1: fastest, 9: smallest). Records are written on the commit path, so the
     /// default favours speed; checkpoints, written in the background, use 6.
     public var compressionLevel: Int
+    /// Where a writable open backs up the bytes it drops from the end of the last segment (a torn tail, or an
+    /// unacknowledged hole under `.pointInTime`) before it truncates them: nil (the default) is the store's own
+    /// directory. Point it at another disk when the store's is full: dropping a tail needs room for its backup.
+    public var tailBackupDirectory: URL?
 
     /// The file layer all I/O goes through (tests put a fault-injecting one here).
     package var fileLayer: any FileLayer = PosixFileLayer()
@@ -95,8 +100,10 @@ public struct StoreOptions: Sendable {
     /// compaction, 64 MiB segments, zlib level 1.
     public init(
         durability: Durability = .perCommit, recovery: Recovery = .tolerateTornTail, readOnly: Bool = false,
-        compaction: Compaction = Compaction(), segmentBytes: Int = 64 << 20, compressionLevel: Int = 1
+        compaction: Compaction = Compaction(), segmentBytes: Int = 64 << 20, compressionLevel: Int = 1,
+        tailBackupDirectory: URL? = nil
     ) {
+        self.tailBackupDirectory = tailBackupDirectory
         self.durability = durability
         self.recovery = recovery
         self.readOnly = readOnly

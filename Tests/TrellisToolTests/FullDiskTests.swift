@@ -100,5 +100,19 @@ import Trellis
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).sorted() == ["filler", "store"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).sorted() == before)
         #expect(try Self.notes(store) == acknowledged - 1)
+
+        // With the backup on another disk, the same repair works on the full one: the copy and the dropped tail's
+        // backup go there, and the store is truncated in place.
+        let elsewhere = Fixture.newDirectory("backup")
+        defer { Fixture.cleanUp(elsewhere) }
+        let repaired = try Tool.run(["repair", store.path, "--truncate-tail", "--yes", "--backup", elsewhere.path])
+        #expect(repaired.status == 0, "\(repaired)")
+        #expect(repaired.stdout.contains("clean: no problems"), "\(repaired)")
+        #expect(try Self.notes(store) == acknowledged - 1)
+        let copied = try FileManager.default.contentsOfDirectory(atPath: elsewhere.path)
+        #expect(copied.contains { $0.hasPrefix("torn-") && $0.hasSuffix(".bak") }, "\(copied)")
+        #expect(copied.contains("MANIFEST"), "\(copied)")
+        #expect(
+            !(try FileManager.default.contentsOfDirectory(atPath: store.path)).contains { $0.hasSuffix(".bak") })
     }
 }

@@ -77,6 +77,10 @@ class Bad(Exception):
     """A decoding failure inside a payload; the caller turns it into a Damage of the right class."""
 
 
+class HistoryBad(Bad):
+    """A record that applies, but whose old values or deleted values contradict the state (class `history`)."""
+
+
 def align8(n):
     return (n + 7) & ~7
 
@@ -432,15 +436,45 @@ def frame_header_size(version):
     return 40 if version >= 6 else 32
 
 
+def whole_sectors(frame, offset):
+    """No 512-byte sector (aligned to file offsets) has its part of the frame all zero."""
+    start = offset // 512 * 512
+    while start < offset + len(frame):
+        if not any(frame[max(start, offset) - offset:min(start + 512, offset + len(frame)) - offset]):
+            return False
+        start += 512
+    return True
+
+
+def is_length_rot(data, offset, salt, fh):
+    """§ Recovery, step 4: one flipped bit of the stored length S of a whole last frame (payloads up to 64 KiB)."""
+    head = bytearray(data[offset:offset + fh])
+    checksum, stored_len = struct.unpack_from("<II", head, 0)
+    for bit in range(32):
+        length = stored_len ^ (1 << bit)
+        if length > 64 << 10 or (fh + length + 7) // 8 * 8 > len(data) - offset:
+            continue
+        struct.pack_into("<I", head, 4, length)
+        frame = bytes(head) + data[offset + fh:offset + fh + length]
+        if crc32(struct.pack("<Q", salt) + frame[4:]) != checksum or any(data[offset + fh + length:]):
+            continue
+        if whole_sectors(frame, offset):
+            return True
+    return False
+
+
 def is_rot(data, offset, salt, fh=32):
-    """Whether the last frame at offset, which failed its checksum, is rot rather than a torn write (§ Recovery,
-    step 4): whole (plausible length, in the file, only zeros after its F + S bytes), no 512-byte sector part of it
-    all zero, and either one flipped bit from checking out (payloads up to 64 KiB) or a non-zero last byte."""
+    """Whether the last frame at offset, which failed its checksum or its length check, is rot rather than a torn
+    write (§ Recovery, step 4): one flipped bit of its length from a whole frame; or whole (plausible length, in the
+    file, only zeros after its F + S bytes), failing its checksum, no 512-byte sector part of it all zero, and either
+    one flipped bit from checking out (payloads up to 64 KiB) or a non-zero last byte."""
     if len(data) - offset < fh:
         return False
     head = data[offset:offset + fh]
     if not any(head):
         return False
+    if is_length_rot(data, offset, salt, fh):
+        return True
     checksum, stored_len = struct.unpack_from("<II", head, 0)
     size = (fh + stored_len + 7) // 8 * 8
     if stored_len > MAX_RECORD or size > len(data) - offset:
@@ -449,14 +483,13 @@ def is_rot(data, offset, salt, fh=32):
     if any(data[offset + extent:]):
         return False
     frame = data[offset:offset + extent]
-    start = offset // 512 * 512
-    while start < offset + extent:
-        if not any(frame[max(start, offset) - offset:min(start + 512, offset + extent) - offset]):
-            return False
-        start += 512
+    if not whole_sectors(frame, offset):
+        return False
+    message = struct.pack("<Q", salt) + frame[4:]
+    difference = crc32(message) ^ checksum
+    if difference == 0:
+        return False  # it checks out: damaged elsewhere (its padding), not this rule's
     if stored_len <= 64 << 10:
-        message = struct.pack("<Q", salt) + frame[4:]
-        difference = crc32(message) ^ checksum
         if bin(difference).count("1") == 1:
             return True
         effect = [CRC_TABLE[1 << b] for b in range(8)]
@@ -663,6 +696,9 @@ def apply_change_set(graph, cs, sequence, check_history=False):
     be those the graph holds where they apply (§ Recovery / verify)."""
     schema = graph.schema
     earlier = {}
+    # The first contradiction of the history: the record still applies (as recovery applies it), and only if it
+    # does is it class `history` (a record that does not apply either is `decode`).
+    contradictions = []
     # 1. inserts, in order
     for entity, serial, values in cs["inserts"]:
         check_id(schema, entity, serial)
@@ -690,8 +726,8 @@ def apply_change_set(graph, cs, sequence, check_history=False):
             if check_history:
                 held = earlier.get((entity, serial, attribute), row[0][attribute])
                 if not identical(old, held):
-                    reject(f"update says attribute '{e.attributes[attribute].name}' was {old}, but it holds {held}, "
-                           f"in {schema.describe(entity, serial)}")
+                    contradictions.append(f"update says attribute '{e.attributes[attribute].name}' was {old}, but it "
+                                          f"holds {held}, in {schema.describe(entity, serial)}")
                 earlier[(entity, serial, attribute)] = new
         for attribute, old, new in changes:
             row[0][attribute] = new
@@ -728,9 +764,11 @@ def apply_change_set(graph, cs, sequence, check_history=False):
             if row is None:
                 continue  # refused below
             if len(values) != len(row[0]) or not all(identical(a, b) for a, b in zip(values, row[0])):
-                reject(f"delete says values {values}, but it holds {row[0]}, in {schema.describe(entity, serial)}")
+                contradictions.append(f"delete says values {values}, but it holds {row[0]}, in "
+                                      f"{schema.describe(entity, serial)}")
             if [sorted(x) for _, x in links] != [sorted(x) for x in row[1]]:
-                reject(f"delete says targets {links}, but it holds {row[1]}, in {schema.describe(entity, serial)}")
+                contradictions.append(f"delete says targets {links}, but it holds {row[1]}, in "
+                                      f"{schema.describe(entity, serial)}")
     for entity, serial, values, links in cs["deletes"]:
         check_id(schema, entity, serial)
         table = graph.tables[entity]
@@ -746,6 +784,8 @@ def apply_change_set(graph, cs, sequence, check_history=False):
                 remove_target(graph, rel.target, t, rel.inverse, serial)
         del table.rows[serial]
     graph.sequence = sequence
+    if contradictions:
+        raise HistoryBad(f"change set does not fit the graph: {contradictions[0]}")
 
 
 def check_id(schema, entity, serial):
@@ -1409,7 +1449,7 @@ def read_store(directory, check_history=False):
                     if hole[0] == "acknowledged":
                         message += (f"; record {hole[1]} at offset {hole[2]} was written when record {hole[3]} was "
                                     f"durable (its watermark), so record {expected}, lost here, had been acknowledged")
-                if resume is None and is_last and kind == "checksum" and is_rot(data, offset, h.salt, fh):
+                if resume is None and is_last and kind in ("checksum", "length") and is_rot(data, offset, h.salt, fh):
                     raise Damage("rot", name, offset, f"{message}: a whole record with no sign of a torn write")
                 if resume is None and is_last:
                     report.problems.append(Damage("torn tail", name, offset, f"{message}; nothing valid follows "
@@ -1439,6 +1479,8 @@ def read_store(directory, check_history=False):
                     cs = decode_change_set(payload, h.schema)
                     report.records.append(dict(frame=f, file=name, schema=h.schema, migration=None, changes=cs))
                     apply_change_set(graph, cs, f.sequence, check_history)
+            except HistoryBad as e:
+                raise Damage("history", name, offset, str(e))
             except Bad as e:
                 raise Damage("decode", name, offset, str(e))
             expected = f.sequence + 1

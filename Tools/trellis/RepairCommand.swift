@@ -72,7 +72,9 @@ struct RepairCommand: Command {
         }
         let copy = try StoreBackup.copy(location.url, to: backup)
         console.line("backed up to \(copy.path)")
-        let options = StoreOptions(recovery: mode.recovery, compaction: .manual)
+        // The dropped tail's own backup goes with the copy, so a repair needs no free space on the store's disk
+        // (with `--backup DIR` on another one) beyond what truncating and rewriting take.
+        let options = StoreOptions(recovery: mode.recovery, compaction: .manual, tailBackupDirectory: copy)
         let opened: Store
         do {
             opened = try Store(directory: location.url, schema: schema, options: options)
@@ -81,6 +83,7 @@ struct RepairCommand: Command {
         }
         let report = opened.recoveryReport
         try opened.close()
+        for warning in opened.warnings { console.line("warning: \(warning)") }
         if let report {
             console.line("repaired: \(report)")
             if let backup = report.tailBackup { console.line("the dropped bytes are also in \(backup)") }

@@ -98,6 +98,8 @@ struct VerifyCommand: Command {
     /// `--salvage`; nothing → nil.
     static func suggestedRepair(_ findings: [Finding]) -> String? {
         if findings.isEmpty { return nil }
+        // History alone: recovery rebuilds the state without it, so `repair` keeps it; compacting drops it.
+        if findings.allSatisfy({ $0.kind == JournalProblem.Kind.history.rawValue }) { return "compact" }
         let dropped = [JournalProblem.Kind.tornTail.rawValue, JournalProblem.Kind.unacknowledgedHole.rawValue]
         return findings.allSatisfy({ dropped.contains($0.kind) }) ? "truncate-tail" : "salvage"
     }
@@ -119,7 +121,12 @@ struct VerifyCommand: Command {
         }
         out.append("\(findings.count) problem\(findings.count == 1 ? "" : "s"):")
         for f in findings { out.append("  \(f.text)") }
-        if let repair {
+        if repair == "compact" {
+            out.append(
+                "history only: the store opens with the state recovery rebuilds; `trellis compact \(location.url.path)` "
+                    + "replaces the journal with a checkpoint of that state, dropping the contradicting history (repair "
+                    + "cannot: it keeps what recovery accepts)")
+        } else if let repair {
             out.append("damaged: `trellis repair \(location.url.path) --\(repair)` backs the store up and repairs it")
         }
         return out

@@ -138,6 +138,7 @@ struct FrameScanner {
     mutating func rot(at offset: Int) throws -> String? {
         let left = size - offset
         guard left >= headerSize else { return nil }
+        if let flipped = try lengthRot(at: offset) { return flipped }
         let header = FrameHeader(try window.bytes(at: offset, count: headerSize), version: version)
         guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes, header.frameSize <= left else {
             return nil
@@ -157,9 +158,11 @@ struct FrameScanner {
         // do). The checked message is the salt, header bytes 4..<H and the payload; a flip in the salt would be
         // the file header's damage, so only the frame's own bytes are searched. A torn record matches by chance
         // with odds of 8 × its bytes in 2³², hence the limit.
+        let message = withUnsafeBytes(of: salt.littleEndian) { Array($0) } + frame[4...]
+        let difference = Zlib.crc32(0, message) ^ header.checksum
+        // A record that checks out (damaged elsewhere: its padding) is not this rule's.
+        guard difference != 0 else { return nil }
         if header.storedLength <= Self.bitFlipSearchLimit {
-            let message = withUnsafeBytes(of: salt.littleEndian) { Array($0) } + frame[4...]
-            let difference = Zlib.crc32(0, message) ^ header.checksum
             var flipped: (offset: Int, bit: Int)?
             if difference.nonzeroBitCount == 1 {
                 flipped = (offset + difference.trailingZeroBitCount / 8, difference.trailingZeroBitCount % 8)
@@ -177,6 +180,44 @@ struct FrameScanner {
         guard frame[extent - 1] != 0 else { return nil }
         return "record \(header.sequence) of \(header.storedLength) bytes is whole, fails its checksum, has no zero "
             + "sector and ends in a non-zero byte: rot, not a torn write"
+    }
+
+    /// A whole last record with one bit of its stored length flipped: the length read is wrong, so the record fails
+    /// its checksum (or seems to run past the file), and the search for a flipped bit among the bytes that length
+    /// names cannot find it. Tries each of the 32 bits: the record is rot when, with that bit flipped back, it fits
+    /// the file, checks out, has no all-zero sector and only zeros follow it. A torn record passes with odds of 32
+    /// in 2³²; payloads above `bitFlipSearchLimit` are not tried, as in `rot(at:)`.
+    private mutating func lengthRot(at offset: Int) throws -> String? {
+        let bytes = try window.bytes(at: offset, count: headerSize)
+        guard bytes.count == headerSize else { return nil }
+        let stored = FrameHeader(bytes, version: version)
+        for bit in 0..<32 {
+            let length = stored.storedLength ^ (1 << bit)
+            guard length <= Self.bitFlipSearchLimit, RecordFrame.align(headerSize + length) <= size - offset else {
+                continue
+            }
+            let extent = headerSize + length
+            let frame = Array(try window.bytes(at: offset, count: extent))
+            guard frame.count == extent else { continue }
+            var header = Array(frame[4..<headerSize])
+            for i in 0..<4 { header[i] = UInt8(truncatingIfNeeded: length >> (8 * i)) }
+            guard RecordFrame.checksum(salt: salt, header: header, stored: frame[headerSize...]) == stored.checksum,
+                try isZero(from: offset + extent)
+            else { continue }
+            var start = offset / Self.sectorSize * Self.sectorSize
+            var wholeSectors = true
+            while start < offset + extent && wholeSectors {
+                let part = frame[
+                    (max(start, offset) - offset)..<(min(start + Self.sectorSize, offset + extent) - offset)]
+                wholeSectors = !part.allSatisfy { $0 == 0 }
+                start += Self.sectorSize
+            }
+            guard wholeSectors else { continue }
+            return "one flipped bit (bit \(bit % 8) of the byte at offset \(offset + 4 + bit / 8)) in the length of a "
+                + "whole record \(stored.sequence) of \(length) bytes (it reads \(stored.storedLength)): rot, not a "
+                + "torn write"
+        }
+        return nil
     }
 
     /// At most this many payload bytes are hashed by all the searches for a valid frame in one file: four times its

@@ -53,6 +53,12 @@ public struct JournalProblem: Error, Sendable, Equatable, CustomStringConvertibl
         case manifest
         /// A record whose bytes check out but do not decode, or do not apply to the graph.
         case decode
+        /// A record that applies, but whose history contradicts the state it applies to: an update's old value is
+        /// not the value the object holds, or a deleted object's values or targets are not its own. Found by
+        /// `JournalReader.verify()` only. Recovery rebuilds the same state without it, so the store opens; history
+        /// and undo would repeat a story the store never lived. Compacting drops the records and their history
+        /// (`repair` keeps what recovery accepts, so it cannot).
+        case history
         /// The file was written with a different schema.
         case schema
     }

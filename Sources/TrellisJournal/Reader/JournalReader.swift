@@ -198,7 +198,13 @@ public struct JournalReader: Sendable {
         }
         var graph = loaded ?? Graph(schema: firstSegmentSchema(files, manifest) ?? schema)
         let outcome = try walkRecords(files, manifest) { record in
-            graph = try record.appliedCheckingHistory(to: graph)
+            do {
+                graph = try record.appliedCheckingHistory(to: graph)
+            } catch let error as TrellisError where error.code == .corrupt {
+                // A record that applies without its history is damaged in its history alone.
+                guard (try? record.applied(to: graph)) != nil else { throw error }
+                return JournalProblem(.history, file: record.file, offset: record.offset, error.message)
+            }
             return nil
         }
         problems += outcome.problems

@@ -162,7 +162,7 @@ package struct JournalWalk {
                                 + "durable (its watermark), so record \(expected), lost here, had been acknowledged"
                         }
                     }
-                    if resume == nil && isLast && !scanner.resyncGaveUp, kind == .checksum,
+                    if resume == nil && isLast && !scanner.resyncGaveUp, kind == .checksum || kind == .length,
                         let why = try scanner.rot(at: offset)
                     {
                         outcome.problems.append(JournalProblem(.rot, file: name, offset: offset, why))

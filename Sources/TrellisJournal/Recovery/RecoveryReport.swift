@@ -29,7 +29,8 @@ public struct RecoveryReport: Sendable, CustomStringConvertible {
     public var droppedRecords = 0
     /// Bytes dropped from the end of the last segment (0 when there was no torn tail or hole).
     public var droppedBytes = 0
-    /// The file (in the store directory) holding a copy of the dropped bytes.
+    /// The file holding a copy of the dropped bytes: its name in the store directory, or its path when
+    /// `StoreOptions.tailBackupDirectory` put it elsewhere.
     public var tailBackup: String?
     /// Damage that `.salvage` skipped; each skipped range or record is lost.
     public var skipped: [JournalProblem] = []

@@ -25,6 +25,7 @@ package struct StoreRecovery {
     let layer: any FileLayer
     let directory: String
     let policy: StoreOptions.Recovery
+    let tailBackupDirectory: String?
     let readOnly: Bool
 
     /// The recovered state, or nil when the directory holds no store yet.
@@ -208,20 +209,21 @@ package struct StoreRecovery {
     }
 
     /// Copies the bytes after the last valid record to a backup file (synced), then truncates the segment there and
-    /// syncs it. Returns the backup's name.
+    /// syncs it. Returns the backup's name, or its path when it is in another directory (`tailBackupDirectory`).
     private func dropTornTail(_ tail: JournalWalk.Tail) throws -> String {
         let path = joinPath(directory, tail.name)
         let file = try layer.open(path, .readWrite)
         defer { file.close() }
         let bytes = try file.read(at: tail.validEnd, count: tail.size - tail.validEnd)
         let backup = "torn-\(JournalFormat.hex16(tail.segment))-\(JournalFormat.hex16(UInt64(tail.validEnd))).bak"
-        let backupPath = joinPath(directory, backup)
+        let backupDirectory = tailBackupDirectory ?? directory
+        let backupPath = joinPath(backupDirectory, backup)
         let backupFile = try layer.open(backupPath, .create)
         do {
             try backupFile.write(bytes, at: 0)
             try backupFile.sync()
             backupFile.close()
-            try layer.syncDirectory(directory)
+            try layer.syncDirectory(backupDirectory)
         } catch {
             // Nothing was changed: no partial backup is left, and the store still opens read-only (which needs no
             // space) or once there is room for the backup.
@@ -232,12 +234,13 @@ package struct StoreRecovery {
                 (failed as? TrellisError)?.code ?? .io,
                 "\(directory): the torn tail of \(tail.name) (\(bytes.count) bytes from offset \(tail.validEnd)) must be "
                     + "backed up before a writable open drops it, and the backup failed: \(cause). Nothing was changed; "
-                    + "open the store read-only (StoreOptions(readOnly: true)), or free space and open it again")
+                    + "open the store read-only (StoreOptions(readOnly: true)), or free space and open it again, or "
+                    + "back it up elsewhere (StoreOptions(tailBackupDirectory:) on another disk)")
         }
         CrashPoints.hit("after-tail-backup")
         try file.truncate(to: tail.validEnd)
         try file.sync()
-        return backup
+        return tailBackupDirectory == nil ? backup : backupPath
     }
 
     /// A directory without a manifest is a new store, or one whose creation crashed before its manifest was
@@ -282,9 +285,14 @@ package struct StoreRecovery {
         return TrellisError(.corrupt, "\(directory)/\(problem) (\(hint))")
     }
 
-    package init(layer: any FileLayer, directory: String, policy: StoreOptions.Recovery, readOnly: Bool) {
+    /// `tailBackupDirectory`: where a dropped tail's backup goes (nil: `directory`).
+    package init(
+        layer: any FileLayer, directory: String, policy: StoreOptions.Recovery, readOnly: Bool,
+        tailBackupDirectory: String? = nil
+    ) {
         self.layer = layer
         self.directory = directory
+        self.tailBackupDirectory = tailBackupDirectory
         self.policy = policy
         self.readOnly = readOnly
     }

@@ -25,7 +25,8 @@ enum StoreOpener {
         let lock = try layer.lockExclusively(joinPath(directory, JournalFormat.lockName))
         do {
             let recovery = StoreRecovery(
-                layer: layer, directory: directory, policy: options.recovery, readOnly: false)
+                layer: layer, directory: directory, policy: options.recovery, readOnly: false,
+                tailBackupDirectory: options.tailBackupDirectory?.path)
             if let recovered = try recovery.run() {
                 // Planned and checked before anything is written: a refused migration leaves the files as they were.
                 let migrated = try SchemaMigrator.run(recovered.graph, plan: plan)

@@ -186,6 +186,27 @@ extension CrashExpectations {
         }
     }
 
+    /// Fails before the length search: a flip that shortened the length read as a checksum failure with the rest of
+    /// the payload after it, one that lengthened it as a frame running past the file: both torn tails, dropped.
+    @Test("D3: one flipped bit in the stored length of a whole last record is rot, whichever way it moves the length")
+    func flippedBitInTheLastRecordsLengthIsRot() throws {
+        let (disk, name, bytes, first, _) = try Self.lastRecord()
+        for bit in 0..<32 {
+            for zeros in [0, 4_096] {
+                let copy = disk.copy()
+                let damaged = ByteMutators.flipBit(bytes, (first + 4) * 8 + bit) + [UInt8](repeating: 0, count: zeros)
+                copy.setContents(X.path(name), damaged)
+                let problems = try X.problems(copy)
+                #expect(problems.map(\.kind.rawValue) == ["rot"], "bit \(bit), \(zeros) zeros: \(problems)")
+                #expect(problems.first?.offset == first)
+                #expect(problems.first?.message.contains("in the length of a whole record") == true)
+                if bit == 3 && zeros == 0 {
+                    try Self.expectRefusedThenSalvaged(copy, kind: "rot", kept: 48, "length bit \(bit)")
+                }
+            }
+        }
+    }
+
     @Test("D3: a last record cut at any byte over reserved zeros, or missing a sector, stays a torn tail")
     func tornWritesOfTheLastRecordStayTornTails() throws {
         let (disk, name, bytes, first, end) = try Self.lastRecord()
