@@ -8,8 +8,12 @@
 /// at the first checksum.
 enum FuzzChecksums {
     static func fixManifest(_ b: inout [UInt8]) {
-        guard b.count >= Manifest.size else { return }
-        put32(&b, 64, Zlib.crc32(0, b[0..<64]))
+        // Versions 5 on: 76 bytes, the checksum at 72; before: 72 bytes, the checksum at 64.
+        if b.count >= Manifest.size && b.count >= 10 && UInt16(b[8]) | UInt16(b[9]) << 8 >= 5 {
+            put32(&b, 72, Zlib.crc32(0, b[0..<72]))
+        } else if b.count >= Manifest.legacySize {
+            put32(&b, 64, Zlib.crc32(0, b[0..<64]))
+        }
     }
 
     /// Fixes a segment's or checkpoint's header (its fingerprint too, when its schema decodes) and every whole frame.

@@ -29,7 +29,7 @@ enum FuzzReaders {
             let disk = SimulatedFileLayer()
             let manifest = Manifest(
                 generation: 1, fingerprint: fingerprint(body), checkpointSequence: 0, checkpointBytes: 0,
-                firstSegment: 1, lastSegment: 1)
+                firstSegment: 1, lastSegment: 1, durableSequence: 0)
             write(disk, [(JournalFormat.manifestName, manifest.encoded()), (JournalFormat.segmentName(1), body)])
             readStore(disk, openForWriting: false)
         case .directory:

@@ -179,6 +179,9 @@ package final class SimulatedFileLayer: FileLayer {
 
     package func clearFaults() { state.withLock { $0.faults.removeAll() } }
 
+    /// How many of the injected faults have fired (their `nth` matching operation happened).
+    package var firedFaults: Int { state.withLock { s in s.faults.filter { $0.seen >= $0.nth }.count } }
+
     /// Holds the `nth` `.sync` or `.syncDirectory` whose path contains `pathContains` (counted from now) before it
     /// runs, until the returned gate is released.
     package func block(_ operation: Operation, pathContains: String, nth: Int = 1) -> Gate {

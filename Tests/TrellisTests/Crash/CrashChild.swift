@@ -21,6 +21,12 @@ struct CrashChild {
         var opened: Int?
     }
 
+    /// Whether the child's output holds an `ack` line yet.
+    static func hasAck(_ output: URL) throws -> Bool {
+        let text = String(decoding: try Data(contentsOf: output), as: UTF8.self)
+        return text.hasPrefix("ack ") || text.contains("\nack ")
+    }
+
     static let executable: URL = {
         if let path = ProcessInfo.processInfo.environment["TRELLIS_CRASHTEST"] { return URL(fileURLWithPath: path) }
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -33,11 +39,13 @@ struct CrashChild {
         return URL(fileURLWithPath: ".build/debug/trellis-crashtest")
     }()
 
-    /// Runs the child with `arguments`; kills it after `killAfter` seconds if it still runs. A child still running
-    /// after `timeout` seconds is a hang: it is killed and the test fails.
+    /// Runs the child with `arguments`; kills it after `killAfter` seconds if it still runs (counted from its first
+    /// `ack` line when `afterFirstAck`, so that the kill lands while it commits, not while it opens). A child still
+    /// running after `timeout` seconds, or that acknowledges nothing within it when `afterFirstAck`, is a hang: it is
+    /// killed and the test fails.
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], killAfter: Double? = nil, timeout: Double = 120,
-        sourceLocation: SourceLocation = #_sourceLocation
+        _ arguments: [String], environment: [String: String] = [:], killAfter: Double? = nil,
+        afterFirstAck: Bool = false, timeout: Double = 120, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Outcome {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("crashtest-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -51,6 +59,23 @@ struct CrashChild {
         let ended = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in ended.signal() }
         try process.run()
+        if afterFirstAck, killAfter != nil {
+            let deadline = Date().addingTimeInterval(timeout)
+            while !(try Self.hasAck(output)) {
+                if ended.wait(timeout: .now() + 0.002) == .success {
+                    ended.signal()  // it ended first: the wait below sees that again
+                    break
+                }
+                if Date() > deadline {
+                    kill(process.processIdentifier, SIGKILL)
+                    ended.wait()
+                    Issue.record(
+                        "trellis-crashtest \(arguments) acknowledged nothing in \(timeout) s",
+                        sourceLocation: sourceLocation)
+                    break
+                }
+            }
+        }
         if let killAfter {
             // A child that ends before the kill has already signalled `ended`: waiting for it again would hang.
             if ended.wait(timeout: .now() + killAfter) == .timedOut {
@@ -62,7 +87,7 @@ struct CrashChild {
             ended.wait()
             Issue.record("trellis-crashtest \(arguments) hung for \(timeout) s", sourceLocation: sourceLocation)
         }
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        let text = try String(contentsOf: output, encoding: .utf8)
         let lines = text.split(separator: "\n").map(String.init)
         let killed = process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
         let opened = lines.first { $0.hasPrefix("opened ") }.flatMap { Int($0.dropFirst(7)) }

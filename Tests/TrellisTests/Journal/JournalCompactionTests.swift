@@ -17,6 +17,8 @@ import TrellisTestSupport
         let checkpointStarted = DispatchSemaphore(value: 0)
         let resumeCheckpoint = DispatchSemaphore(value: 0)
         let firstChunk = Mutex(true)
+        // Set when the held checkpoint gave up waiting: commits that only finished then were blocked by it.
+        let holdTimedOut = Mutex(false)
         var options = disk.options()
         // Timeline:  compact() ─ rotate ─ checkpoint chunk 1 ─┤ held ├─ footer ─ manifest ─ delete old segment
         //            writer                                   ├ 20 durable commits ┤
@@ -28,7 +30,7 @@ import TrellisTestSupport
                 })
             else { return }
             checkpointStarted.signal()
-            _ = resumeCheckpoint.wait(timeout: .now() + 20)
+            if resumeCheckpoint.wait(timeout: .now() + 20) == .timedOut { holdTimedOut.withLock { $0 = true } }
         }
         let store = try disk.open(JournalWorkload.schema, options)
         for batch in 0..<5 {
@@ -66,7 +68,14 @@ import TrellisTestSupport
             try store.commit(tx)
             commitsDuringCheckpoint += 1
         }
-        Thread.sleep(forTimeInterval: 0.05)
+        // The commits ran while the checkpoint was held: it is still held, and did not time out.
+        #expect(!holdTimedOut.withLock { $0 }, "the commits finished only after the held checkpoint gave up")
+        #expect(compacted.wait(timeout: .now()) == .timedOut, "the compaction finished before the commits did")
+        // Each reader reads while it is held too (waited for, with a limit that fails the test).
+        let deadline = Date().addingTimeInterval(10)
+        while zip(reads.withLock { $0 }, readsBefore).contains(where: { $0 <= $1 }) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
         let readsDuring = zip(reads.withLock { $0 }, readsBefore).map { $0 - $1 }
         resumeCheckpoint.signal()
         #expect(compacted.wait(timeout: .now() + 20) == .success)

@@ -39,7 +39,8 @@ import Testing
     /// stands in for a second Trellis process in both directions. (A test that runs a second Trellis writer process
     /// belongs with the `trellis` tool, which the crash suite will build on.)
     @Test func theLockExcludesOtherProcesses() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/flock") else { return }
+        // util-linux's flock(1) is on every Debian system; without it the test fails rather than passing unseen.
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "flock(1) is missing")
         let temporary = TemporaryDirectory()
         let schema = JournalWorkload.schema
         let lockPath = temporary.store.appendingPathComponent("LOCK").path
