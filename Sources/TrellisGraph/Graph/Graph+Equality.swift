@@ -2,8 +2,9 @@ import TrellisCore
 
 extension Graph {
     /// The ways this graph's contents differ from `other`'s: live objects, attribute values (identical, case and bits:
-    /// `Value.isIdentical(to:)`), relationship targets and the highest serial of each entity (not sequence numbers,
-    /// not the shape of the trees). Empty when the two hold the same objects.
+    /// `Value.isIdentical(to:)`), the targets of every relationship (both ends: each side is a relationship of its own
+    /// entity), every index entry in order, and the highest serial of each entity (not sequence numbers, not the
+    /// shape of the trees). Empty when the two hold the same objects and indexes.
     ///
     /// The recovery and crash tests use it to prove that a replayed graph equals the live one.
     /// - Complexity: O(n) over both graphs, shortened by `limit`.
@@ -52,12 +53,20 @@ extension Graph {
                 if out.count >= limit { return out }
                 pending = theirs.next()
             }
+            for (i, index) in layout.indexes.enumerated() {
+                if let difference = tables[e].indexes[i].firstDifference(from: other.tables[e].indexes[i]) {
+                    out.append(
+                        "\(layout.name) index \(index.columns.map { layout.attributes[$0].name }): \(difference)")
+                    if out.count >= limit { return out }
+                }
+            }
         }
         return out
     }
 
     /// Checks every internal invariant: leaves against counts, both ends of every relationship in step (except
-    /// dangling ends a no-action rule left), every index entry against its row. Returns the problems found.
+    /// dangling ends a no-action rule left), every index entry (values and serial, in order) against its row. Returns
+    /// the problems found.
     package func invariantViolations(limit: Int = 10) -> [String] {
         var out: [String] = []
         func report(_ s: String) -> Bool {
@@ -70,14 +79,17 @@ extension Graph {
             table.leaves.checkInvariants()
             var live = 0
             var expectedEntries: [[IndexEntry]] = Array(repeating: [], count: layout.indexes.count)
+            let targetTables = layout.relationships.map { tables[Int($0.target)] }
             for row in rows(entity: entity) {
                 live += 1
                 if row.id.serial > table.maxSerial, report("\(schema.describe(row.id)) is above maxSerial") {
                     return out
                 }
-                let values = row.values
-                for (i, index) in layout.indexes.enumerated() {
-                    expectedEntries[i].append(IndexEntry(index.columns.map { values[$0] }, serial: row.id.serial))
+                if !layout.indexes.isEmpty {
+                    let values = row.values
+                    for (i, index) in layout.indexes.enumerated() {
+                        expectedEntries[i].append(IndexEntry(index.columns.map { values[$0] }, serial: row.id.serial))
+                    }
                 }
                 for (k, rel) in layout.relationships.enumerated() {
                     let inverse = RelationshipKey(entity: rel.target, index: rel.inverse)
@@ -85,7 +97,7 @@ extension Graph {
                         let target = ObjectID(entity: rel.target, serial: serial)
                         // Dangling ends (only a no-action rule leaves them) are skipped; the membership test is
                         // O(log n), so one huge to-many relationship does not make the check quadratic.
-                        guard let (leaf, r) = self.table(target)?.locate(serial) else { continue }
+                        guard let (leaf, r) = targetTables[k].locate(serial) else { continue }
                         if !leaf.hasTarget(r, inverse.index, row.id.serial),
                             report("\(schema.describe(row.id)).\(rel.name) → \(schema.describe(target)) has no inverse")
                         {
@@ -99,8 +111,8 @@ extension Graph {
                 let tree = table.indexes[i]
                 tree.checkInvariants()
                 // Scalar trees order by encoded bits: the same order as `Value`'s, which this also checks.
-                if tree.allSerials != entries.sorted().map(\.serial) || tree.count != entries.count,
-                    report("\(layout.name): index \(i) does not match the rows")
+                if let difference = tree.firstDifference(fromEntries: entries.sorted()),
+                    report("\(layout.name): index \(i) does not match the rows: \(difference)")
                 {
                     return out
                 }

@@ -37,11 +37,16 @@ enum CrashExpectations {
             Issue.record("recovered \(k) beyond the replayed versions", sourceLocation: sourceLocation)
             return k
         }
-        let differences = graph.differences(from: versions[k])
-        #expect(differences == [], "not the prefix 1…\(k) \(context())", sourceLocation: sourceLocation)
-        // Object IDs are never reused: the highest serials ever allocated must come back too.
-        #expect(graph.maxSerials == versions[k].maxSerials, "\(context())", sourceLocation: sourceLocation)
+        let problems = problems(graph, comparedWith: versions[k])
+        #expect(problems == [], "not the prefix 1…\(k) \(context())", sourceLocation: sourceLocation)
         return k
+    }
+
+    /// What makes a recovered `graph` other than `expected`: any difference in objects, values, relationship ends or
+    /// index entries (`Graph.differences`, which includes the highest serials: object IDs are never reused), and any
+    /// broken invariant of `graph` itself. Empty when it is exactly `expected`.
+    static func problems(_ graph: Graph, comparedWith expected: Graph) -> [String] {
+        graph.differences(from: expected) + graph.invariantViolations().map { "invariant: \($0)" }
     }
 
     /// The problems `verify` finds in a store on a simulated disk.

@@ -80,7 +80,7 @@ import TrellisTestSupport
         // The stored schema lacks what only the app's declares (original names); the structure is the same.
         let data = stored.withSchema(expected.schema)
         #expect(
-            data.differences(from: expected) == [], "not exactly the \(found) store: \(context())",
+            X.problems(data, comparedWith: expected) == [], "not exactly the \(found) store: \(context())",
             sourceLocation: sourceLocation)
         #expect(data.sequence == expected.sequence, "\(context())", sourceLocation: sourceLocation)
         #expect(data.maxSerials == expected.maxSerials, "\(context())", sourceLocation: sourceLocation)
@@ -98,7 +98,7 @@ import TrellisTestSupport
         let url = URL(fileURLWithPath: directory)
         let store = try Store(directory: url, schema: ContactsFixture.v2, options: options)
         #expect(
-            store.snapshot.differences(from: states.v2) == [], "\(context())", sourceLocation: sourceLocation)
+            X.problems(store.snapshot, comparedWith: states.v2) == [], "\(context())", sourceLocation: sourceLocation)
         #expect(store.snapshot.sequence == states.v2.sequence, "\(context())", sourceLocation: sourceLocation)
         #expect(store.schema.history.count == 1, "\(context())", sourceLocation: sourceLocation)
         #expect(store.snapshot.invariantViolations() == [], "\(context())", sourceLocation: sourceLocation)
@@ -310,7 +310,7 @@ import TrellisTestSupport
             }
             // Opening with v2 gives exactly the v2 data, migrating an old store and only an old one.
             let opened = try Store(directory: store, schema: ContactsFixture.v2)
-            #expect(opened.snapshot.differences(from: v2) == [], "\(context)")
+            #expect(X.problems(opened.snapshot, comparedWith: v2) == [], "\(context)")
             #expect(opened.snapshot.maxSerials == v2.maxSerials, "\(context)")
             #expect(opened.snapshot.sequence == 2 && opened.schema.history.count == 1, "\(context)")
             try opened.close()

@@ -59,7 +59,7 @@ import Testing
         let graph = try Self.openNormally(temporary.store)
         let second = try CrashChild.run(["repair", "--dir", temporary.store.path])
         #expect(first.lines == ["repaired 60"] && second.lines == first.lines)
-        #expect(try Self.openNormally(temporary.store).differences(from: graph) == [])
+        #expect(try X.problems(Self.openNormally(temporary.store), comparedWith: graph) == [])
         // The records after the damaged one are kept; only the damaged transaction's own item is gone.
         let full = X.versions[60]
         #expect(!graph.contains(CrashWorkload.item(33)))
@@ -91,7 +91,7 @@ import Testing
         }
         let again = try CrashChild.run(["repair", "--dir", damaged.path])
         #expect(again.lines == ["repaired 60"], "\(point): \(again.lines)")
-        #expect(try Self.openNormally(damaged).differences(from: repaired) == [], "\(point)")
+        #expect(try X.problems(Self.openNormally(damaged), comparedWith: repaired) == [], "\(point)")
     }
 
     @Test("19: an open that drops a torn tail, killed after backing it up, is finished by the next open")
