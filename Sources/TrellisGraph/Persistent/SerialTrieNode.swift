@@ -36,6 +36,9 @@ import TrellisCore
         self.bitmap = bitmap
         self.items = items
         self.children = children
+        #if DEBUG
+        NodeCount.allocated()
+        #endif
     }
 
     /// A shallow copy; the arrays share storage until one side writes.

@@ -38,6 +38,9 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
         self.values = values
         self.children = children
         self.counts = counts
+        #if DEBUG
+        NodeCount.allocated()
+        #endif
     }
 
     /// A shallow copy; the arrays share storage until one side writes.
