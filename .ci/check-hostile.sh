@@ -7,7 +7,9 @@
 #
 #   .ci/check-hostile.sh [path/to/trellis]     (default: .build/debug/trellis)
 #   HOSTILE_MEMORY_KB (default 2000000) and HOSTILE_SECONDS (default 20) set the bounds; HOSTILE_KEEP=DIR keeps
-#   the crafted stores there.
+#   the crafted stores there. Each run's address space is limited to 256 MB + 64 × its store's size (at most
+#   HOSTILE_MEMORY_KB; stores expected to be refused as too large get HOSTILE_MEMORY_KB), and its peak resident size
+#   must stay under 96 MB + 32 × the store's size.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,28 +40,51 @@ failed=0
 runs=0
 worst_time=0
 worst_name=
+worst_rss=0
+worst_rss_name=
+expect=
 # run NAME ARGS...: one bounded run; sets rc (the exit status) and fails the suite on a signal or a timeout.
 run() {
     local name=$1
     shift
     local start end rc_file=$work/rc
+    # Memory as memory: every run gets an address-space limit from its store's size (its files' bytes): 256 MB and
+    # 64 times the store, so that an allocation sized from a length on disk fails here even if it is never touched. A
+    # store refused as too large fills its load budget instead (half the limit), so it gets the suite's limit.
+    local store_kb limit_kb
+    store_kb=$(du -sk "${@: -1}" 2>/dev/null | cut -f1)
+    [ -n "$store_kb" ] || store_kb=0
+    limit_kb=$((262144 + 64 * store_kb))
+    if [ "$expect" = toolarge ] || [ "$limit_kb" -gt "$memory" ]; then limit_kb=$memory; fi
     start=$(date +%s%N)
     set +e
     (
-        ulimit -v "$memory"
-        exec timeout -s KILL "$seconds" "$trellis" "$@"
+        ulimit -v "$limit_kb"
+        exec /usr/bin/time -q -f %M -o "$work/rss" timeout -s KILL "$seconds" "$trellis" "$@"
     ) >"$work/out" 2>"$work/err"
     rc=$?
     set -e
     end=$(date +%s%N)
     local ms=$(((end - start) / 1000000))
     runs=$((runs + 1))
+    # And its peak resident size against 96 MB and 32 times the store.
+    local rss_kb bound_kb
+    rss_kb=$(tail -1 "$work/rss")
+    bound_kb=$((98304 + 32 * store_kb))
+    if [ "$expect" != toolarge ] && [ "$rss_kb" -gt "$worst_rss" ]; then
+        worst_rss=$rss_kb
+        worst_rss_name="$name: trellis $* (store $store_kb KB)"
+    fi
+    if [ "$expect" != toolarge ] && [ "$rss_kb" -gt "$bound_kb" ]; then
+        echo "check-hostile: $name: 'trellis $*' peaked at $rss_kb KB resident, over 96 MB + 32 × its $store_kb KB" >&2
+        failed=1
+    fi
     if [ "$ms" -gt "$worst_time" ]; then
         worst_time=$ms
         worst_name="$name: trellis $*"
     fi
     if [ "$rc" -ge 124 ]; then
-        echo "check-hostile: $name: 'trellis $*' did not finish (exit $rc after ${ms} ms)" >&2
+        echo "check-hostile: $name: 'trellis $*' did not finish (exit $rc after ${ms} ms, limit $limit_kb KB)" >&2
         tail -3 "$work/err" | cut -c1-300 >&2
         failed=1
     fi
@@ -150,7 +175,7 @@ while IFS=$'\t' read -r name expect object source; do
     echo "check-hostile: $name ($expect): verify exit $verify_rc"
 done <"$work/cases/cases.tsv"
 
-echo "check-hostile: $runs runs; slowest ${worst_time} ms ($worst_name)"
+echo "check-hostile: $runs runs; slowest ${worst_time} ms ($worst_name); largest peak of a store not refused as too large ${worst_rss} KB resident ($worst_rss_name)"
 [ -z "$open_cases" ] || echo "check-hostile: open (not fixed, not failed):$open_cases"
 if [ "$failed" != 0 ]; then
     echo "check-hostile: FAILED (see above)" >&2
