@@ -1,3 +1,4 @@
+import Foundation
 import TrellisCore
 import TrellisGraph
 import TrellisJournal
@@ -16,11 +17,13 @@ public struct Aggregate<T: Model>: Sendable {
 
     /// The number of matching objects.
     public static var count: Aggregate { Aggregate(function: .count, keyPath: nil) }
-    /// The sum of an attribute's non-null values: an integer for integer attributes, else a double.
+    /// The sum of an attribute's non-null values: an integer for integer attributes, an exact decimal for `Decimal`
+    /// ones, else a double.
     public static func sum(_ keyPath: PartialKeyPath<T>) -> Aggregate {
         Aggregate(function: .sum, keyPath: .init(keyPath))
     }
-    /// The mean of an attribute's non-null values, as a double (null when there are none).
+    /// The mean of an attribute's non-null values, as a double, or a decimal for `Decimal` attributes (null when there
+    /// are none).
     public static func average(_ keyPath: PartialKeyPath<T>) -> Aggregate {
         Aggregate(function: .average, keyPath: .init(keyPath))
     }
@@ -105,6 +108,9 @@ private struct Accumulator {
     var intSum: Int64 = 0
     var doubleSum = 0.0
     var allInts = true
+    /// Decimals are summed exactly, as decimals (an attribute holds one type, so they are never mixed with others).
+    var decimalSum = Decimal(0)
+    var anyDecimal = false
     var extreme: Value?
 
     init(function: AggregateFunction) { self.function = function }
@@ -121,6 +127,10 @@ private struct Accumulator {
             if case .int(let i) = value {
                 intSum = intSum &+ i
                 doubleSum += Double(i)
+            } else if case .decimal(let d) = value {
+                allInts = false
+                anyDecimal = true
+                decimalSum += d
             } else {
                 allInts = false
                 doubleSum += value.doubleValue ?? 0
@@ -134,8 +144,10 @@ private struct Accumulator {
     var result: Value {
         switch function {
         case .count: return .int(Int64(count))
-        case .sum: return allInts ? .int(intSum) : .double(doubleSum)
-        case .average: return count == 0 ? .null : .double(doubleSum / Double(count))
+        case .sum: return anyDecimal ? .decimal(decimalSum) : allInts ? .int(intSum) : .double(doubleSum)
+        case .average:
+            if count == 0 { return .null }
+            return anyDecimal ? .decimal(decimalSum / Decimal(count)) : .double(doubleSum / Double(count))
         case .min, .max: return extreme ?? .null
         }
     }
