@@ -72,7 +72,8 @@ extension ModelContext {
         }
     }
 
-    /// The object with this ID as a model of type `T`, or nil when it does not exist in this context's view.
+    /// The object with this ID as a model of type `T`, or nil when it does not exist in this context's view or is of
+    /// another entity (a `Folder`'s ID asked for as a `Doc`).
     ///
     /// ```swift
     /// let id = chore.objectID!                       // on one thread
@@ -81,6 +82,8 @@ extension ModelContext {
     /// - Complexity: O(depth), a few hash lookups.
     public func model<T: Model>(for id: ObjectID, as type: T.Type = T.self) -> T? {
         guard view.exists(id) else { return nil }
+        if let existing = registered[id]?.object { return existing as? T }
+        guard binding(for: type).entity == id.entity else { return nil }
         return materialize(id, as: type)
     }
 
