@@ -129,7 +129,11 @@ extension ModelContext {
         let layout = schema.layouts[Int(id.entity)]
         let value = normalized(value, layout.attributes[a], layout.name)
         let view = self.view
-        guard view.exists(id), view.value(id, a) != value else { return }
+        guard view.exists(id) else {
+            writesToDeleted.append("\(schema.describe(id)).\(layout.attributes[a].name)")
+            return
+        }
+        guard view.value(id, a) != value else { return }
         noteOrigin(id)
         pending.set(id, a, value)
     }
@@ -148,7 +152,10 @@ extension ModelContext {
             precondition(target.modelContext === self, "Trellis: \(target) belongs to another context")
             return target.storedID!
         }
-        guard view.exists(id) else { return }
+        guard view.exists(id) else {
+            writesToDeleted.append("\(schema.describe(id)).\(schema.layouts[Int(id.entity)].relationships[rel].name)")
+            return
+        }
         if schema.layouts[Int(id.entity)].relationships[rel].isToMany {
             let current = view.targets(id, rel)
             let wanted = Set(ids)

@@ -14,9 +14,21 @@ extension ModelContext {
     /// Conflicts are found optimistically: each object this context changed is compared between the snapshot it was
     /// read from and the newest one, and `mergePolicy` decides. The commit re-checks those objects and the save
     /// retries if a commit slipped in between. On a thrown error nothing is saved and the changes stay pending.
+    /// Assigning to an object after it was deleted (in this context or by a save it followed) is not kept: the next
+    /// save throws `.missingObject` naming each such assignment, once (as Core Data refuses to save a change to a
+    /// deleted object).
     /// - Complexity: O(c) for c pending changes (plus the commit's own cost); O(c) into a parent.
     public func save() throws {
         guard hasChanges else { return }
+        if !writesToDeleted.isEmpty {
+            // Loudly, once: the assignments cannot be kept, and the other changes stay pending for the next save.
+            let lost = writesToDeleted
+            writesToDeleted.removeAll()
+            throw TrellisError(
+                .missingObject,
+                "assigned after the object was deleted, so not saved: \(lost.joined(separator: ", ")); nothing was "
+                    + "saved, and the context's other changes are still pending")
+        }
         if let parent {
             pushChanges(into: parent)
             pending.removeAll()

@@ -37,6 +37,8 @@ public final class ModelContext {
     private(set) var epochs: [Graph]
     private(set) var originEpoch: [ObjectID: Int] = [:]
     var registered: [ObjectID: WeakModel] = [:]
+    /// Assignments made to objects after they were deleted ("Chore#3.title"), which `save()` refuses to lose quietly.
+    var writesToDeleted: [String] = []
     private var registeredSincePrune = 0
     private var bindings: [ObjectIdentifier: EntityBinding] = [:]
     var observers = ChangeObservers()
@@ -102,7 +104,7 @@ public final class ModelContext {
 
     /// Whether the context has unsaved inserts, updates, deletes or relationship changes.
     /// - Complexity: O(1).
-    public var hasChanges: Bool { !pending.isEmpty }
+    public var hasChanges: Bool { !pending.isEmpty || !writesToDeleted.isEmpty }
 
     /// Whether the object exists in this context's view.
     /// - Complexity: O(depth), a few hash lookups per layer.
@@ -112,6 +114,7 @@ public final class ModelContext {
     /// - Complexity: O(1) (the pending changes are released).
     public func rollback() {
         pending.removeAll()
+        writesToDeleted.removeAll()
         resetEpochs()
     }
 
