@@ -75,18 +75,31 @@ public struct BatchRow<T: Model> {
 
 extension Store {
     /// Inserts `count` objects whose values `fill` sets, as one commit, without making model objects.
-    /// - Complexity: O(count × attributes), plus the commit.
+    ///
+    /// An attribute `fill` leaves alone gets its property initializer's value, computed for each object as `init()`
+    /// would: `var id = UUID()` gives every row its own UUID. (Initializers that give two fresh objects different
+    /// values, as `UUID()` and `Date()` do, are run once a row; the others once.)
+    /// - Complexity: O(count × attributes), plus the commit; O(count × properties) more, for reflecting a fresh
+    ///   object each row, when the model has an initializer computed per object.
     @discardableResult
     public func batchInsert<T: Model>(
         _ type: T.Type, count: Int, _ fill: (Int, inout BatchRow<T>) throws -> Void
     ) throws -> BatchResult {
         let binding = contexts.binding(for: type, schema: schema)
         let layout = schema.layouts[Int(binding.entity)]
-        let defaults = layout.attributes.map { $0.defaultValue ?? .null }
+        // The property initializers' values, from two fresh objects: those that differ are computed per object.
+        let first = Self.initialValues(T(), binding, layout)
+        let second = Self.initialValues(T(), binding, layout)
+        let perObject = layout.attributes.indices.filter { !first[$0].isIdentical(to: second[$0]) }
         var tx = transaction()
         var ids: [ObjectID] = []
         ids.reserveCapacity(count)
         for i in 0..<count {
+            var defaults = first
+            if !perObject.isEmpty {
+                let fresh = i == 0 ? first : i == 1 ? second : Self.initialValues(T(), binding, layout)
+                for a in perObject { defaults[a] = fresh[a] }
+            }
             var row = BatchRow<T>(binding: binding, schema: schema, values: defaults)
             try fill(i, &row)
             let id = tx.insert(entity: binding.entity, row: row.values)
@@ -95,6 +108,19 @@ extension Store {
         }
         let commit = try commit(tx)
         return BatchResult(objects: ids, sequence: commit.sequence)
+    }
+
+    /// The attribute values an unmanaged model holds (its property initializers' right after `init()`), by attribute
+    /// index, normalized to the schema's types; the stored default where a property holds none.
+    private static func initialValues(_ model: Model, _ binding: EntityBinding, _ layout: EntityLayout) -> [Value] {
+        var row = layout.attributes.map { $0.defaultValue ?? .null }
+        for (ordinal, property) in ModelMirror.properties(of: model).enumerated() {
+            guard case .attribute(let a) = binding.columns[ordinal], let value = property.storage.unmanagedValue else {
+                continue
+            }
+            row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
+        }
+        return row
     }
 
     /// Sets attributes of every object the predicate selects (all objects of the type when nil), as one commit,
