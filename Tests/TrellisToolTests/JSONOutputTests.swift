@@ -115,7 +115,9 @@ import Testing
         let store = try Self.store()
         defer { Fixture.cleanUp(store) }
         let json = try Tool.run(["history", store.path, "Note#2", "--json"]).json()
-        #expect(keys(json) == ["store", "object", "checkpointSequence", "atCheckpoint", "changes", "problems"])
+        #expect(
+            keys(json) == ["store", "object", "existed", "checkpointSequence", "atCheckpoint", "changes", "problems"])
+        #expect(json["existed"] as? Bool == true)
         #expect(json["object"] as? String == "Note#2")
         let changes = try #require(json["changes"] as? [[String: Any]])
         #expect(changes.map { $0["kind"] as? String } == ["insert", "link", "update"])
@@ -131,6 +133,20 @@ import Testing
         #expect(links?.count == 5)
         #expect(links?.first?["relationship"] as? String == "notes")
         #expect(links?.first?["target"] as? String == "Note#1")
+    }
+
+    /// Issue 16, item 7: the history of an ID the store never had printed an empty history with exit 0.
+    @Test func historyOfAnObjectThatNeverExistedExitsOneSayingSo() throws {
+        let store = try Self.store()
+        defer { Fixture.cleanUp(store) }
+        let text = try Tool.run(["history", store.path, "Note#99"])
+        #expect(text.status == 1, "\(text)")
+        #expect(text.stderr.contains("Note#99 never existed in this store"), "\(text)")
+        let json = try Tool.run(["history", store.path, "Note#99", "--json"])
+        #expect(json.status == 1)
+        #expect(try json.json()["existed"] as? Bool == false)
+        // A deleted object did exist.
+        #expect(try Tool.run(["history", store.path, "Note#3"]).status == 0)
     }
 
     @Test func statsJSONHasHistogramsAndPerEntityFigures() throws {

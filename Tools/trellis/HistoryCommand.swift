@@ -65,9 +65,11 @@ struct HistoryCommand: Command {
                 entries += Self.entries(of: id, in: record, ChangeFormat(schema: record.schema))
             }
         }
+        // An ID no checkpoint holds and no record touches names an object this store never had.
+        let existed = atCheckpoint != nil || entries.contains { $0.kind != "migration" }
         if options.json {
             let doc = JSON.object([
-                ("store", .string(location.url.path)), ("object", .string(name)),
+                ("store", .string(location.url.path)), ("object", .string(name)), ("existed", .bool(existed)),
                 ("checkpointSequence", .int(checkpointSequence)),
                 (
                     "atCheckpoint",
@@ -101,7 +103,10 @@ struct HistoryCommand: Command {
             if entries.isEmpty { console.line("  no changes in the journal") }
             for p in problems { console.message("damage: \(p)") }
         }
-        return problems.isEmpty ? .ok : .failed
+        if !existed && problems.isEmpty {
+            console.message("\(name) never existed in this store: no checkpoint holds it and no record touches it")
+        }
+        return problems.isEmpty && existed ? .ok : .failed
     }
 
     /// A schema migration, as the object sees it: the schemas before and after, its steps, and the object's ID on
