@@ -148,12 +148,7 @@ struct FrameScanner {
         let frame = Array(try window.bytes(at: offset, count: extent))
         guard frame.count == extent else { return nil }
         // A sector part of zeros is what a sector that never reached the disk leaves: torn.
-        var start = offset / Self.sectorSize * Self.sectorSize
-        while start < offset + extent {
-            let part = frame[(max(start, offset) - offset)..<(min(start + Self.sectorSize, offset + extent) - offset)]
-            if part.allSatisfy({ $0 == 0 }) { return nil }
-            start += Self.sectorSize
-        }
+        guard Self.hasNoZeroSector(frame, at: offset) else { return nil }
         // One flipped bit that makes it check out is rot even when the record ends in a zero byte (most change sets
         // do). The checked message is the salt, header bytes 4..<H and the payload; a flip in the salt would be
         // the file header's damage, so only the frame's own bytes are searched. A torn record matches by chance
@@ -204,20 +199,24 @@ struct FrameScanner {
             guard RecordFrame.checksum(salt: salt, header: header, stored: frame[headerSize...]) == stored.checksum,
                 try isZero(from: offset + extent)
             else { continue }
-            var start = offset / Self.sectorSize * Self.sectorSize
-            var wholeSectors = true
-            while start < offset + extent && wholeSectors {
-                let part = frame[
-                    (max(start, offset) - offset)..<(min(start + Self.sectorSize, offset + extent) - offset)]
-                wholeSectors = !part.allSatisfy { $0 == 0 }
-                start += Self.sectorSize
-            }
-            guard wholeSectors else { continue }
+            guard Self.hasNoZeroSector(frame, at: offset) else { continue }
             return "one flipped bit (bit \(bit % 8) of the byte at offset \(offset + 4 + bit / 8)) in the length of a "
                 + "whole record \(stored.sequence) of \(length) bytes (it reads \(stored.storedLength)): rot, not a "
                 + "torn write"
         }
         return nil
+    }
+
+    /// Whether every 512-byte sector (aligned to file offsets) has a nonzero byte in its part of `frame`, which
+    /// starts at file offset `offset`.
+    private static func hasNoZeroSector(_ frame: [UInt8], at offset: Int) -> Bool {
+        var start = offset / sectorSize * sectorSize
+        while start < offset + frame.count {
+            let part = frame[(max(start, offset) - offset)..<(min(start + sectorSize, offset + frame.count) - offset)]
+            if part.allSatisfy({ $0 == 0 }) { return false }
+            start += sectorSize
+        }
+        return true
     }
 
     /// At most this many payload bytes are hashed by all the searches for a valid frame in one file: four times its
