@@ -4,8 +4,10 @@ import TrellisGraph
 import TrellisJournal
 
 extension ModelContext {
-    /// Calls `handler` on this context's actor each time it follows new commits, with what they changed.
-    /// Only the store's `viewContext` follows commits; its own saves are not reported.
+    /// Calls `handler` on this context's actor each time it moves to newer commits, with what they changed: the
+    /// store's `viewContext` moves by itself (when the main actor runs), any root context when it `refresh()`es.
+    /// Its own saves are not reported. A root context reports the commits made after its first `onChange(_:)` or
+    /// `changes()`; a child context reports nothing (it reads its parent).
     ///
     /// ```swift
     /// let token = store.viewContext.onChange { changes in
@@ -15,6 +17,7 @@ extension ModelContext {
     /// - Complexity: O(1).
     @discardableResult
     public func onChange(_ handler: @escaping (ContextChanges) -> Void) -> ObservationToken {
+        subscribe()
         let flag = CancelFlag()
         observers.handlers.append((flag, handler))
         return ObservationToken { flag.cancel() }
@@ -28,6 +31,7 @@ extension ModelContext {
     /// ```
     /// - Complexity: O(1).
     public func changes() -> AsyncStream<ContextChanges> {
+        subscribe()
         let flag = CancelFlag()
         let (stream, continuation) = AsyncStream<ContextChanges>.makeStream()
         continuation.onTermination = { _ in flag.cancel() }
@@ -35,9 +39,20 @@ extension ModelContext {
         return stream
     }
 
-    /// Moves to the newest followed snapshot and reports the commits that are not this context's own saves.
-    func follow(_ snapshot: Graph, _ commits: [(sequence: UInt64, changes: ContextChanges)]) {
-        advance(to: snapshot)
+    /// Has the store file commits for this root context's reports, from now on (the view context's box does its own).
+    private func subscribe() {
+        guard parent == nil, observers.inbox == nil else { return }
+        let inbox = CommitInbox(after: ownBase.sequence)
+        observers.inbox = inbox
+        observers.subscription = store.observe { commit in _ = inbox.file(commit) }
+    }
+
+    /// Moves to the newest snapshot (filed or published) and reports the filed commits that are not this context's
+    /// own saves, merged into one report.
+    func deliver(newest published: Graph?) {
+        let (filed, commits) = observers.inbox?.take() ?? (nil, [])
+        let newest = [filed, published].compactMap { $0 }.max { $0.sequence < $1.sequence }
+        if let newest { advance(to: newest) }
         var merged = ContextChanges()
         for (sequence, changes) in commits where observers.ownSaves.remove(sequence) == nil {
             merged.merge(changes)

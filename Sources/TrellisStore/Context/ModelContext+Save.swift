@@ -79,7 +79,7 @@ extension ModelContext {
 
     private func didSave(_ commit: Commit) {
         pending.removeAll()
-        if observers.follows { observers.ownSaves.insert(commit.sequence) }
+        if observers.inbox != nil { observers.ownSaves.insert(commit.sequence) }
         advance(to: commit.snapshot)
         resetEpochs()
     }

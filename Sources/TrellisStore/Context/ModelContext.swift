@@ -118,11 +118,21 @@ public final class ModelContext {
         resetEpochs()
     }
 
-    /// Moves a root context to the store's newest snapshot, keeping its pending changes on top.
-    /// - Complexity: O(1).
+    /// Moves a root context to the store's newest snapshot, keeping its pending changes on top, and reports what the
+    /// commits it skips changed to its `onChange(_:)` handlers and `changes()` streams, as the view context reports
+    /// the commits it follows. On the view context it is how synchronous code (a command-line tool, a test, code
+    /// that never lets the main actor run) brings it up to date at once.
+    ///
+    /// ```swift
+    /// let view = store.viewContext
+    /// let token = view.onChange { changes in print(changes.inserted.count, "new") }
+    /// try store.write { tx in _ = try tx.insert("Chore", ["title": "from elsewhere"]) }
+    /// view.refresh()                  // prints "1 new" now, not when the main actor next runs
+    /// ```
+    /// - Complexity: O(c) for the c commits reported; O(1) with no handlers.
     public func refresh() {
         precondition(parent == nil, "Trellis: a child context reads its parent; refresh the root context")
-        advance(to: store.snapshot)
+        deliver(newest: store.snapshot)
     }
 
     /// Makes `snapshot` the base, remembering the old one for the conflict checks of objects changed on it.

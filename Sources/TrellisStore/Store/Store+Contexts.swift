@@ -97,47 +97,24 @@ final class StoreContexts: Sendable {
 
 /// Holds the view context on the main actor and feeds it the store's commits, in order.
 ///
-/// The store calls the observer on the committing thread; it only files the commit in the inbox (with its change
-/// report, computed there, off the main actor) and schedules one drain. The drain moves the context to the newest
-/// snapshot and reports every commit filed since, so a burst of commits costs the main actor one step.
+/// The store calls the observer on the committing thread; it only files the commit in the context's inbox (with its
+/// change report, computed there, off the main actor) and schedules one delivery. The delivery moves the context to
+/// the newest snapshot and reports every commit filed since, so a burst of commits costs the main actor one step.
+/// `refresh()` delivers the same way at once.
 @MainActor final class ViewContextBox {
-    private struct Inbox {
-        var snapshot: Graph?
-        var commits: [(sequence: UInt64, changes: ContextChanges)] = []
-        var scheduled = false
-    }
-
     let context: ModelContext
     private var token: ObservationToken?
-    private nonisolated let inbox = Mutex(Inbox())
 
     init(store: Store) {
         context = ModelContext(store: store, weak: true)
-        context.observers.follows = true
-        token = store.observe { [weak self] commit in self?.receive(commit) }
+        let inbox = CommitInbox(after: context.snapshot.sequence)
+        context.observers.inbox = inbox
+        token = store.observe { [weak self] commit in
+            if inbox.file(commit) {
+                Task { @MainActor [weak self] in self?.context.deliver(newest: nil) }
+            }
+        }
         // A commit between taking the snapshot and observing would be missed: catch up once.
         context.refresh()
-    }
-
-    private nonisolated func receive(_ commit: Commit) {
-        let changes = ContextChanges(commit.changes, schema: commit.snapshot.schema, sequence: commit.sequence)
-        let schedule = inbox.withLock { inbox -> Bool in
-            if inbox.snapshot.map({ $0.sequence < commit.sequence }) ?? true { inbox.snapshot = commit.snapshot }
-            inbox.commits.append((commit.sequence, changes))
-            defer { inbox.scheduled = true }
-            return !inbox.scheduled
-        }
-        if schedule {
-            Task { @MainActor [weak self] in self?.drain() }
-        }
-    }
-
-    private func drain() {
-        let (snapshot, commits) = inbox.withLock { inbox in
-            defer { inbox = Inbox() }
-            return (inbox.snapshot, inbox.commits)
-        }
-        guard let snapshot else { return }
-        context.follow(snapshot, commits.sorted { $0.sequence < $1.sequence })
     }
 }
