@@ -104,8 +104,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(1))
         }
         try await writer.value
-        // Let the view follow the last commit, then read once more.
-        while view.snapshot.sequence < store.snapshot.sequence { await Task.yield() }
+        // Bring the view to the last commit, then read once more.
+        view.refresh()
+        #expect(view.snapshot.sequence == store.snapshot.sequence)
         seen.append(
             Observation(
                 end: .now, chores: try view.fetchCount(allChores), folders: try view.fetchCount(allFolders),

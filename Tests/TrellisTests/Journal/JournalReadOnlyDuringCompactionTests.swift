@@ -51,7 +51,7 @@ import Testing
             }
         }
         done.store(true, ordering: .releasing)
-        while !thread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(eventually { thread.isFinished }, "the writer thread did not stop")
         try writer.close()
         #expect(failures == [])
         #expect(opens > 10)
