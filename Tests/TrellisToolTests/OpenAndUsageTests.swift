@@ -57,6 +57,7 @@ import Trellis
             (["dump", store.path, "--from", "abc"], "--from takes a whole number"),
             (["dump", store.path, "--from", "5", "--to", "2"], "--from 5 is after --to 2"),
             (["dump", store.path, "--entity", "Nope"], "the store has no entity 'Nope'"),
+            (["export", store.path, "--entity", "Nope"], "the store has no entity 'Nope'"),
             (["history", store.path], "missing OBJECT-ID"),
             (["history", store.path, "Note-1"], "is not an object ID"),
             (["repair", store.path], "say either --truncate-tail or --salvage"),

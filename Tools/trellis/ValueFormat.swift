@@ -75,6 +75,11 @@ enum ValueFormat {
 enum ObjectName {
     static func text(_ id: ObjectID, _ schema: Schema) -> String { schema.describe(id) }
 
+    /// `Folder, Note`: the entities of `schema` for a message, without the placeholders removed ones leave.
+    static func entityNames(_ schema: Schema) -> String {
+        schema.entities.filter { !$0.isRetired }.map(\.name).joined(separator: ", ")
+    }
+
     static func parse(_ text: String, _ schema: Schema) throws -> ObjectID {
         guard let hash = text.lastIndex(of: "#"), let serial = UInt64(text[text.index(after: hash)...]), serial > 0
         else {
@@ -85,8 +90,7 @@ enum ObjectName {
             return ObjectID(entity: number, serial: serial)
         }
         guard let number = try? schema.entityNumber(entity) else {
-            let names = schema.entities.map(\.name).joined(separator: ", ")
-            throw UsageError("the store has no entity '\(entity)' (it has: \(names))")
+            throw UsageError("the store has no entity '\(entity)' (it has: \(entityNames(schema)))")
         }
         return ObjectID(entity: number, serial: serial)
     }
