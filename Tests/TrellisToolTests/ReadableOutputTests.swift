@@ -94,6 +94,8 @@ import Testing
         #expect(row("    update  Task#3 ").hasSuffix("blob: null → <2 bytes: 00ff>"), "\(dump)")
         let history = try Tool.run(["history", store.path, "Task#3"])
         #expect(history.stdout.contains("  update  blob: null → <2 bytes: 00ff>\n"), "\(history)")
+        let find = try Tool.run(["find", store.path, "Task", "--where", "stars == 5"])
+        #expect(find.stdout.contains(", blob=<12 bytes: 48656c6c6f20776f…>, "), "\(find)")
         // JSON keeps every byte, as base64.
         let json = try Tool.run(["dump", store.path, "--json"]).json()
         let records = try #require(json["records"] as? [[String: Any]])

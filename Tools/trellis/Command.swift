@@ -16,8 +16,9 @@ protocol Command {
 enum RootCommand {
     static var commands: [any Command.Type] {
         [
-            InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, ExportCommand.self,
-            MigrateCommand.self, CompactCommand.self, RepairCommand.self, StatsCommand.self, DemoCommand.self,
+            InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, FindCommand.self,
+            ExportCommand.self, MigrateCommand.self, CompactCommand.self, RepairCommand.self, StatsCommand.self,
+            DemoCommand.self,
         ]
     }
 
