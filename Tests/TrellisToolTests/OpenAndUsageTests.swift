@@ -81,7 +81,8 @@ import Trellis
         let top = try Tool.run(["--help"])
         #expect(top.status == 0)
         let commands = [
-            "info", "verify", "dump", "history", "find", "export", "migrate", "compact", "repair", "stats", "demo",
+            "info", "verify", "dump", "history", "find", "export", "schema-diff", "migrate", "compact", "repair",
+            "stats", "demo",
         ]
         for command in commands {
             #expect(top.stdout.contains("  \(command) "), "\(command) missing from --help")

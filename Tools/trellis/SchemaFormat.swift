@@ -90,6 +90,27 @@ enum SchemaInput {
         init(_ path: String, _ message: String) { description = path.isEmpty ? message : "\(path): \(message)" }
     }
 
+    /// The schema in the file at `path`; a file that cannot be read or is not a schema is a `UsageError` (exit 2)
+    /// naming the file and, for a bad schema, the field.
+    static func read(_ path: String) throws -> Schema {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw UsageError(
+                "cannot read the schema file \(path): \(isDirectory.boolValue ? "a directory" : "no such file")")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw UsageError("cannot read the schema file \(path): \((error as NSError).localizedDescription)")
+        }
+        do {
+            return try parse(data)
+        } catch let error as Invalid {
+            throw UsageError("\(path) is not a schema: \(error)")
+        }
+    }
+
     static func parse(_ data: Data) throws -> Schema {
         let root: Any
         do {
