@@ -217,6 +217,31 @@ import Trellis
             ])
     }
 
+    @Test func theSchemaInfoPrintsAfterAnEntityWasRemovedIsIdentical() throws {
+        let store = try Fixture.make(Fixture.newDirectory())
+        defer { Fixture.cleanUp(store) }
+        // Folder goes, with Note's relationship to it; the store keeps a placeholder in its place.
+        let v2 = try MigrationFixture.schemaFile(for: store, name: "v2.json") { entities in
+            entities[1]["relationships"] = [Any]()
+            entities = [entities[1]]
+        }
+        #expect(try Tool.run(["migrate", store.path, "--to", v2.path]).status == 0)
+        // The schema `info --json` prints now is the store's: the placeholder is no entity to add back.
+        let file = try MigrationFixture.schemaFile(for: store) { _ in }
+        let (result, lines) = try run(store, file)
+        #expect(result.status == 0, "\(result)")
+        #expect(
+            Array(lines.dropFirst(2)) == [
+                "no differences", "migration: none: the store opens with this schema as it is",
+            ])
+        let info = try Tool.run(["info", store.path])
+        #expect(!MigrationFixture.lines(info.stdout).contains("  Folder"), "\(info)")
+        #expect(MigrationFixture.lines(info.stdout).contains("  Note"), "\(info)")
+        #expect(MigrationFixture.lines(info.stdout).contains("objects     Note 5 (as of sequence 7)"), "\(info)")
+        let export = try Tool.run(["export", store.path]).json()
+        #expect((export["entities"] as? [String: Any]).map { Array($0.keys) } == ["Note"])
+    }
+
     @Test func errorsExitTwoAndAStoreThatCannotBeOpenedThree() throws {
         let store = try Fixture.make(Fixture.newDirectory())
         defer { Fixture.cleanUp(store) }

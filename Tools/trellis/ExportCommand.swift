@@ -83,7 +83,8 @@ struct ExportCommand: Command {
         head +=
             ",\n  \"sequence\": \(graph.sequence),\n  \"schemaFingerprint\": \"\(StoreFileName.hex16(schema.fingerprint))\""
         console.line(head + ",\n  \"entities\": {")
-        let shown = schema.entities.indices.filter { only == nil || $0 == only }
+        // A removed entity's placeholder has no objects, and is no entity: it is left out.
+        let shown = schema.entities.indices.filter { (only == nil && !schema.entities[$0].isRetired) || $0 == only }
         for (position, e) in shown.enumerated() {
             let entity = schema.entities[e]
             var name = ""

@@ -1,11 +1,13 @@
 import Foundation
 import Trellis
 
-/// The schema a store carries, as `info` prints it: readable lines, or JSON.
+/// The schema a store carries, as `info` prints it: readable lines, or JSON. A removed entity's placeholder (which
+/// keeps the numbers of the entities after it) is left out: it is no entity, and a schema file made from this JSON
+/// must not bring it back.
 enum SchemaFormat {
     static func lines(_ schema: Schema) -> [String] {
         var out: [String] = []
-        for entity in schema.entities {
+        for entity in schema.entities where !entity.isRetired {
             out.append("  \(entity.name)")
             for a in entity.attributes {
                 var text = "    \(a.name): \(a.type)\(a.isOptional ? "?" : "")"
@@ -31,7 +33,7 @@ enum SchemaFormat {
     static func json(_ schema: Schema) -> JSON {
         .object([
             ("fingerprint", .string(StoreFileName.hex16(schema.fingerprint))),
-            ("entities", .array(schema.entities.map(entity))),
+            ("entities", .array(schema.entities.filter { !$0.isRetired }.map(entity))),
         ])
     }
 
