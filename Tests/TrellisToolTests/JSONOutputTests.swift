@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trellis
 
 /// Every read command's `--json` parses and carries the fields Tools/trellis/README.md documents, with the values
 /// of a known store (Folder#1 "Inbox"; Note#1…5, one per commit; then Note#2 renamed and Note#3 deleted).
@@ -191,5 +192,45 @@ import Testing
         let beyond = try Tool.run(["export", store.path, "--as-of", "99"])
         #expect(beyond.status == 1)
         #expect(beyond.stderr.contains("the journal ends at sequence 8"), "\(beyond)")
+    }
+
+    @Test func exportEntityWritesOnlyThatEntitysObjects() throws {
+        let store = try Self.store()
+        defer { Fixture.cleanUp(store) }
+        let folders = try Tool.run(["export", store.path, "--entity", "Folder"])
+        #expect(folders.status == 0, "\(folders)")
+        let entities = try #require(try folders.json()["entities"] as? [String: Any])
+        #expect(Array(entities.keys) == ["Folder"])
+        let folder = try #require((entities["Folder"] as? [[String: Any]])?.first)
+        #expect(folder["id"] as? String == "Folder#1")
+        #expect((folder["values"] as? [String: Any])?["name"] as? String == "Inbox")
+        #expect((folder["relationships"] as? [String: [String]])?["notes"] == ["Note#1", "Note#2", "Note#4", "Note#5"])
+
+        let then = try Tool.run(["export", store.path, "--entity", "Note", "--as-of", "3"]).json()
+        let notes = try #require((then["entities"] as? [String: Any])?["Note"] as? [[String: Any]])
+        #expect(notes.map { $0["id"] as? String } == ["Note#1", "Note#2"])
+        #expect((then["entities"] as? [String: Any])?.count == 1)
+
+        let unknown = try Tool.run(["export", store.path, "--entity", "Nope"])
+        #expect(unknown.status == 2, "\(unknown)")
+        #expect(unknown.stderr.contains("the store has no entity 'Nope' (it has: Folder, Note)"), "\(unknown)")
+        #expect(unknown.stdout.isEmpty)
+    }
+
+    @Test func exportEntityAsOfASequenceBeforeTheEntityExistedIsRefused() throws {
+        let store = try Fixture.make(Fixture.newDirectory())
+        defer { Fixture.cleanUp(store) }
+        // A migration adds the entity Tag after commit 6, and commit 8 inserts one.
+        var entities = Fixture.schema.entities
+        entities.append(EntityDescription("Tag", attributes: [AttributeDescription("label", .string)]))
+        let writer = try Store(directory: store, schema: try Schema(entities))
+        try writer.write { tx in _ = try tx.insert("Tag", ["label": "urgent"]) }
+        try writer.close()
+        let now = try Tool.run(["export", store.path, "--entity", "Tag"]).json()
+        #expect(((now["entities"] as? [String: Any])?["Tag"] as? [[String: Any]])?.count == 1)
+        let before = try Tool.run(["export", store.path, "--entity", "Tag", "--as-of", "6"])
+        #expect(before.status == 2, "\(before)")
+        #expect(before.stderr.contains("the store had no entity 'Tag' as of sequence 6 (it had: Folder, Note)"))
+        #expect(before.stdout.isEmpty)
     }
 }

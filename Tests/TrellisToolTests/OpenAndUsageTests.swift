@@ -32,6 +32,7 @@ import Trellis
             #expect(result.stderr.contains("No such file or directory"), "\(command): \(result)")
         }
         #expect(try Tool.run(["history", missing, "Note#1"]).status == 3)
+        #expect(try Tool.run(["find", missing, "Note"]).status == 3)
         #expect(try Tool.run(["repair", missing, "--truncate-tail", "--yes"]).status == 3)
         #expect(!FileManager.default.fileExists(atPath: missing), "compact must not create a store")
     }
@@ -57,6 +58,9 @@ import Trellis
             (["dump", store.path, "--from", "abc"], "--from takes a whole number"),
             (["dump", store.path, "--from", "5", "--to", "2"], "--from 5 is after --to 2"),
             (["dump", store.path, "--entity", "Nope"], "the store has no entity 'Nope'"),
+            (["export", store.path, "--entity", "Nope"], "the store has no entity 'Nope'"),
+            (["find", store.path, "Nope"], "the store has no entity 'Nope'"),
+            (["find", store.path, "Note", "--where", "stars >"], "expected a value"),
             (["history", store.path], "missing OBJECT-ID"),
             (["history", store.path, "Note-1"], "is not an object ID"),
             (["repair", store.path], "say either --truncate-tail or --salvage"),
@@ -77,7 +81,8 @@ import Trellis
         let top = try Tool.run(["--help"])
         #expect(top.status == 0)
         let commands = [
-            "info", "verify", "dump", "history", "export", "migrate", "compact", "repair", "stats", "demo",
+            "info", "verify", "dump", "history", "find", "export", "schema-diff", "migrate", "compact", "repair",
+            "stats", "demo",
         ]
         for command in commands {
             #expect(top.stdout.contains("  \(command) "), "\(command) missing from --help")

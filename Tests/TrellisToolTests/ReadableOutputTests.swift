@@ -80,6 +80,29 @@ import Testing
         #expect(lines[3].hasPrefix("  #7  ") && lines[3].hasSuffix("→ \"renamed\""))
     }
 
+    @Test func dataValuesShowTheirSizeAndFirstBytesInHex() throws {
+        let store = try TaskFixture.make()
+        defer { Fixture.cleanUp(store) }
+        let dump = try Tool.run(["dump", store.path])
+        #expect(dump.status == 0, "\(dump)")
+        let rows = dump.stdout.split(separator: "\n").map(String.init)
+        func row(_ prefix: String) -> String { rows.first { $0.hasPrefix(prefix) } ?? "" }
+        #expect(row("    insert  Task#1 ").contains(", blob=<5 bytes: 48656c6c6f>, "), "\(dump)")
+        // Past eight bytes the hex is cut.
+        #expect(row("    insert  Task#2 ").contains(", blob=<12 bytes: 48656c6c6f20776f…>, "), "\(dump)")
+        #expect(row("    insert  Task#4 ").contains(", blob=<0 bytes>, "), "\(dump)")
+        #expect(row("    update  Task#3 ").hasSuffix("blob: null → <2 bytes: 00ff>"), "\(dump)")
+        let history = try Tool.run(["history", store.path, "Task#3"])
+        #expect(history.stdout.contains("  update  blob: null → <2 bytes: 00ff>\n"), "\(history)")
+        let find = try Tool.run(["find", store.path, "Task", "--where", "stars == 5"])
+        #expect(find.stdout.contains(", blob=<12 bytes: 48656c6c6f20776f…>, "), "\(find)")
+        // JSON keeps every byte, as base64.
+        let json = try Tool.run(["dump", store.path, "--json"]).json()
+        let records = try #require(json["records"] as? [[String: Any]])
+        let update = try #require((records[2]["updates"] as? [[String: Any]])?.first)
+        #expect((update["changes"] as? [[String: Any]])?.first?["new"] as? String == "AP8=")
+    }
+
     @Test func statsDrawsHistograms() throws {
         let store = try JSONOutputTests.store()
         defer { Fixture.cleanUp(store) }

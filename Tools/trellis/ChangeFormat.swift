@@ -78,6 +78,23 @@ struct ChangeFormat {
         targets.enumerated().filter { !$1.isEmpty }.map { (relationshipName(entity, $0), $1) }
     }
 
+    /// A live object's relationships by name, each with its targets, in schema order.
+    func links(_ row: Row) -> [(String, [ObjectID])] {
+        guard Int(row.id.entity) < schema.layouts.count else { return [] }
+        return schema.layouts[Int(row.id.entity)].relationships.enumerated().map { k, r in
+            let key = RelationshipKey(entity: row.id.entity, index: k)
+            return (r.name, row.targetSerials(key).map { ObjectID(entity: r.target, serial: $0) })
+        }
+    }
+
+    /// A live object as `export` and `find` write it: `{"id", "values", "relationships": {name: [IDs]}}`.
+    func objectJSON(_ row: Row) -> JSON {
+        .object([
+            ("id", .string(object(row.id))), ("values", valuesJSON(row.id.entity, row.values)),
+            ("relationships", .object(links(row).map { ($0.0, .array($0.1.map { .string(object($0)) })) })),
+        ])
+    }
+
     func valuesJSON(_ entity: UInt32, _ values: [Value]) -> JSON {
         .object(values.enumerated().map { (attributeName(entity, $0), ValueFormat.json($1)) })
     }

@@ -16,20 +16,22 @@ protocol Command {
 enum RootCommand {
     static var commands: [any Command.Type] {
         [
-            InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, ExportCommand.self,
-            MigrateCommand.self, CompactCommand.self, RepairCommand.self, StatsCommand.self, DemoCommand.self,
+            InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, FindCommand.self,
+            ExportCommand.self, SchemaDiffCommand.self, MigrateCommand.self, CompactCommand.self, RepairCommand.self,
+            StatsCommand.self, DemoCommand.self,
         ]
     }
 
     static var usage: String {
         var text = "usage: trellis <command> [options]\n\ncommands:\n"
         for c in commands {
-            text += "  " + c.name.padding(toLength: 10, withPad: " ", startingAt: 0) + c.summary + "\n"
+            text += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n"
         }
         text += """
 
             Run 'trellis <command> --help' for a command's options.
-            Exit codes: 0 fine; 1 damage or a failed check; 2 usage error; 3 cannot open (missing, permissions, locked).
+            Exit codes: 0 fine; 1 damage, a failed check, or (schema-diff) a difference; 2 usage error (schema-diff:
+            any error); 3 cannot open (missing, permissions, locked).
 
             """
         return text

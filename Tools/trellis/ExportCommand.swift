@@ -1,29 +1,33 @@
 import Foundation
 import Trellis
 
-/// `trellis export STORE [--as-of SEQ]`: the object graph as JSON, now or as of an earlier commit.
+/// `trellis export STORE [--as-of SEQ] [--entity NAME]`: the object graph as JSON, now or as of an earlier commit.
 struct ExportCommand: Command {
     static let name = "export"
     static let summary = "the object graph as JSON, as of now or of a sequence number still in the journal"
     static let help = """
-        usage: trellis export STORE [--as-of SEQ]
+        usage: trellis export STORE [--as-of SEQ] [--entity NAME]
 
         Writes every object of the store as JSON: {"store", "sequence", "schemaFingerprint", "entities": {NAME:
         [{"id", "values", "relationships"}]}}, one object per line inside its entity's array. With --as-of, the
         graph as it was right after commit SEQ, rebuilt from the checkpoint and the journal (in the schema the store
         had then: a migration after SEQ is not applied); SEQ must be between the checkpoint's sequence number and
-        the last commit. Values are encoded as README.md describes.
+        the last commit. With --entity, only the objects of entity NAME (named in that schema) are written, under
+        "entities" as before. Values are encoded as README.md describes.
 
         options:
-          --as-of SEQ   the graph as of sequence number SEQ (default: the newest)
-          --json        accepted for symmetry; export always writes JSON
+          --as-of SEQ     the graph as of sequence number SEQ (default: the newest)
+          --entity NAME   only the objects of entity NAME
+          --json          accepted for symmetry; export always writes JSON
         """
 
     var options: CommonOptions
     var asOf: UInt64?
+    var entity: String?
 
     init(parsing arguments: inout Arguments) throws {
         asOf = try arguments.number("--as-of", as: UInt64.self)
+        entity = try arguments.value("--entity")
         options = try CommonOptions(parsing: &arguments)
     }
 
@@ -33,6 +37,8 @@ struct ExportCommand: Command {
     func run(_ console: Console) throws -> ExitCode {
         let location = try StoreLocation(options.store)
         let reader = location.reader
+        // A name no schema of the journal has is refused before anything is replayed.
+        if let entity { _ = try SchemaEpochs(reader, newest: try reader.schema()).entity(entity) }
         var graph = try reader.checkpointSnapshot()
         let checkpoint = graph.sequence
         if let asOf, asOf < checkpoint {
@@ -54,12 +60,22 @@ struct ExportCommand: Command {
         if let asOf, graph.sequence != asOf {
             throw CommandFailure("the journal ends at sequence \(graph.sequence); there is no sequence \(asOf)")
         }
-        write(graph, location, console)
+        var only: Int?
+        if let entity {
+            guard let number = try? graph.schema.entityNumber(entity) else {
+                throw UsageError(
+                    "the store had no entity '\(entity)' as of sequence \(graph.sequence) (it had: "
+                        + "\(ObjectName.entityNames(graph.schema)))")
+            }
+            only = Int(number)
+        }
+        write(graph, only: only, location, console)
         for p in problems { console.message("damage: \(p) — the export may be missing what it held") }
         return problems.isEmpty ? .ok : .failed
     }
 
-    private func write(_ graph: Snapshot, _ location: StoreLocation, _ console: Console) {
+    /// Writes the graph's objects, of every entity or of entity number `only`.
+    private func write(_ graph: Snapshot, only: Int?, _ location: StoreLocation, _ console: Console) {
         let schema = graph.schema
         let format = ChangeFormat(schema: schema)
         var head = "{\n  \"store\": "
@@ -67,28 +83,20 @@ struct ExportCommand: Command {
         head +=
             ",\n  \"sequence\": \(graph.sequence),\n  \"schemaFingerprint\": \"\(StoreFileName.hex16(schema.fingerprint))\""
         console.line(head + ",\n  \"entities\": {")
-        for (e, entity) in schema.entities.enumerated() {
+        // A removed entity's placeholder has no objects, and is no entity: it is left out.
+        let shown = schema.entities.indices.filter { (only == nil && !schema.entities[$0].isRetired) || $0 == only }
+        for (position, e) in shown.enumerated() {
+            let entity = schema.entities[e]
             var name = ""
             JSON.quote(entity.name, into: &name)
             console.write("    \(name): [")
-            let targets = entity.relationships.map { (try? schema.entityNumber($0.target)) ?? 0 }
-            let keys = entity.relationships.compactMap { try? schema.relationship(entity.name, $0.name) }
             var first = true
             for row in graph.rows(entity: UInt32(e)) {
-                var links: [(String, JSON)] = []
-                for (k, relationship) in entity.relationships.enumerated() {
-                    let serials = row.targetSerials(keys[k])
-                    let ids = serials.map { ObjectID(entity: targets[k], serial: $0) }
-                    links.append((relationship.name, .array(ids.map { .string(format.object($0)) })))
-                }
-                let object = JSON.object([
-                    ("id", .string(format.object(row.id))), ("values", format.valuesJSON(UInt32(e), row.values)),
-                    ("relationships", .object(links)),
-                ])
+                let object = format.objectJSON(row)
                 console.write((first ? "\n      " : ",\n      ") + object.rendered(pretty: false))
                 first = false
             }
-            console.line((first ? "" : "\n    ") + "]" + (e + 1 < schema.entities.count ? "," : ""))
+            console.line((first ? "" : "\n    ") + "]" + (position + 1 < shown.count ? "," : ""))
         }
         console.line("  }\n}")
     }

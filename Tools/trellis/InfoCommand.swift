@@ -88,12 +88,14 @@ struct InfoReport {
         out.append(format)
         let version = survey.schema.history.last?.toVersion.map { ", version \($0)" } ?? ""
         out.append(
-            "schema      \(survey.schema.entities.count) entities, fingerprint "
+            "schema      \(survey.schema.entities.filter { !$0.isRetired }.count) entities, fingerprint "
                 + StoreFileName.hex16(survey.schema.fingerprint) + version)
         out += SchemaFormat.lines(survey.schema)
         out += MigrationFormat.historyLines(survey.schema)
         if let graph = survey.graph {
-            let counts = graph.schema.entities.enumerated().map { "\($1.name) \(graph.count(entity: UInt32($0)))" }
+            let counts = graph.schema.entities.enumerated().filter { !$1.isRetired }.map {
+                "\($1.name) \(graph.count(entity: UInt32($0)))"
+            }
             out.append("objects     \(counts.joined(separator: ", ")) (as of sequence \(graph.sequence))")
         } else {
             out.append("objects     unknown: the records do not replay (run `trellis verify`)")
@@ -185,7 +187,10 @@ struct InfoReport {
     }
 
     private func countsJSON(_ graph: Snapshot) -> JSON {
-        .object(graph.schema.entities.enumerated().map { ($1.name, .int(graph.count(entity: UInt32($0)))) })
+        .object(
+            graph.schema.entities.enumerated().filter { !$1.isRetired }.map {
+                ($1.name, .int(graph.count(entity: UInt32($0))))
+            })
     }
 
     private func segmentJSON(_ s: JournalSurvey.Segment) -> JSON {

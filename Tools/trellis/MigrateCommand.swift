@@ -46,22 +46,7 @@ struct MigrateCommand: Command {
         dryRun = arguments.flag("--dry-run")
         options = try CommonOptions(parsing: &arguments)
         // Read before the store is touched: a schema that does not parse is a usage error (exit 2).
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw UsageError(
-                "cannot read the schema file \(path): \(isDirectory.boolValue ? "a directory" : "no such file")")
-        }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw UsageError("cannot read the schema file \(path): \((error as NSError).localizedDescription)")
-        }
-        do {
-            schema = try SchemaInput.parse(data)
-        } catch let error as SchemaInput.Invalid {
-            throw UsageError("\(path) is not a schema: \(error)")
-        }
+        schema = try SchemaInput.read(path)
     }
 
     func run(_ console: Console) throws -> ExitCode {

@@ -93,8 +93,8 @@ struct SchemaEpochs {
     func entity(_ name: String) throws -> [ObjectID?] {
         guard let span = schemas.indices.reversed().first(where: { (try? schemas[$0].entityNumber(name)) != nil })
         else {
-            let names = schemas[schemas.count - 1].entities.map(\.name).joined(separator: ", ")
-            throw UsageError("the store has no entity '\(name)' (it has: \(names))")
+            throw UsageError(
+                "the store has no entity '\(name)' (it has: \(ObjectName.entityNames(schemas[schemas.count - 1])))")
         }
         return spread(ObjectID(entity: try schemas[span].entityNumber(name), serial: 1), from: span)
     }

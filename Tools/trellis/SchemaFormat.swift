@@ -1,11 +1,13 @@
 import Foundation
 import Trellis
 
-/// The schema a store carries, as `info` prints it: readable lines, or JSON.
+/// The schema a store carries, as `info` prints it: readable lines, or JSON. A removed entity's placeholder (which
+/// keeps the numbers of the entities after it) is left out: it is no entity, and a schema file made from this JSON
+/// must not bring it back.
 enum SchemaFormat {
     static func lines(_ schema: Schema) -> [String] {
         var out: [String] = []
-        for entity in schema.entities {
+        for entity in schema.entities where !entity.isRetired {
             out.append("  \(entity.name)")
             for a in entity.attributes {
                 var text = "    \(a.name): \(a.type)\(a.isOptional ? "?" : "")"
@@ -31,7 +33,7 @@ enum SchemaFormat {
     static func json(_ schema: Schema) -> JSON {
         .object([
             ("fingerprint", .string(StoreFileName.hex16(schema.fingerprint))),
-            ("entities", .array(schema.entities.map(entity))),
+            ("entities", .array(schema.entities.filter { !$0.isRetired }.map(entity))),
         ])
     }
 
@@ -88,6 +90,27 @@ enum SchemaInput {
         let description: String
 
         init(_ path: String, _ message: String) { description = path.isEmpty ? message : "\(path): \(message)" }
+    }
+
+    /// The schema in the file at `path`; a file that cannot be read or is not a schema is a `UsageError` (exit 2)
+    /// naming the file and, for a bad schema, the field.
+    static func read(_ path: String) throws -> Schema {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw UsageError(
+                "cannot read the schema file \(path): \(isDirectory.boolValue ? "a directory" : "no such file")")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw UsageError("cannot read the schema file \(path): \((error as NSError).localizedDescription)")
+        }
+        do {
+            return try parse(data)
+        } catch let error as Invalid {
+            throw UsageError("\(path) is not a schema: \(error)")
+        }
     }
 
     static func parse(_ data: Data) throws -> Schema {

@@ -4,13 +4,29 @@ import Trellis
 /// How the tool writes values, times and object IDs, in tables and in JSON. One place, so `dump`, `history` and
 /// `export` agree and the README can describe the encoding once.
 enum ValueFormat {
-    /// A value for a table cell: strings quoted and cut at `limit` characters, bytes as a count.
+    /// A value for a table cell: strings quoted and cut at `limit` characters, bytes as their count and first bytes
+    /// in hex (`hexPrefix(_:)`).
     static func text(_ value: Value, limit: Int = 48) -> String {
         switch value {
         case .string(let s) where s.count > limit: return "\"\(s.prefix(limit - 1))…\""
         case .date(let d): return timestamp(d)
+        case .data(let d): return hexPrefix(d)
         default: return value.description
         }
+    }
+
+    /// `<5 bytes: 48656c6c6f>`; past `shown` bytes the hex is cut with `…` (`<12 bytes: 48656c6c6f20776f…>`), so a
+    /// cell stays short and still tells two blobs apart by their start. `<0 bytes>` when empty.
+    static func hexPrefix(_ data: Data, shown: Int = 8) -> String {
+        let count = "\(data.count) byte\(data.count == 1 ? "" : "s")"
+        guard !data.isEmpty else { return "<\(count)>" }
+        let digits = Array("0123456789abcdef")
+        var hex = ""
+        for byte in data.prefix(shown) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return "<\(count): \(hex)\(data.count > shown ? "…" : "")>"
     }
 
     /// A value in JSON: numbers and booleans as themselves; dates as ISO 8601 UTC text with microseconds; data as
@@ -75,6 +91,11 @@ enum ValueFormat {
 enum ObjectName {
     static func text(_ id: ObjectID, _ schema: Schema) -> String { schema.describe(id) }
 
+    /// `Folder, Note`: the entities of `schema` for a message, without the placeholders removed ones leave.
+    static func entityNames(_ schema: Schema) -> String {
+        schema.entities.filter { !$0.isRetired }.map(\.name).joined(separator: ", ")
+    }
+
     static func parse(_ text: String, _ schema: Schema) throws -> ObjectID {
         guard let hash = text.lastIndex(of: "#"), let serial = UInt64(text[text.index(after: hash)...]), serial > 0
         else {
@@ -85,8 +106,7 @@ enum ObjectName {
             return ObjectID(entity: number, serial: serial)
         }
         guard let number = try? schema.entityNumber(entity) else {
-            let names = schema.entities.map(\.name).joined(separator: ", ")
-            throw UsageError("the store has no entity '\(entity)' (it has: \(names))")
+            throw UsageError("the store has no entity '\(entity)' (it has: \(entityNames(schema)))")
         }
         return ObjectID(entity: number, serial: serial)
     }
