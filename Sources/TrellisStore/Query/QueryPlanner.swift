@@ -87,14 +87,17 @@ struct QueryPlanner {
             case .among(let a, let vs)?: if among[a] == nil { among[a] = (vs, i) }
             case .bound(let a, let op, let v)?:
                 var (range, used) = ranges[a] ?? (Range(), [])
+                // The tighter bound wins; on a tie, the exclusive one.
                 switch op {
                 case .greater, .greaterOrEqual:
-                    if range.lower == nil || Value.compare(v, range.lower!) >= 0 {
+                    let c = range.lower.map { Value.compare(v, $0) } ?? 1
+                    if c > 0 || (c == 0 && op == .greater) {
                         range.lower = v
                         range.lowerInclusive = op == .greaterOrEqual
                     }
                 default:
-                    if range.upper == nil || Value.compare(v, range.upper!) <= 0 {
+                    let c = range.upper.map { Value.compare(v, $0) } ?? -1
+                    if c < 0 || (c == 0 && op == .less) {
                         range.upper = v
                         range.upperInclusive = op == .lessOrEqual
                     }
