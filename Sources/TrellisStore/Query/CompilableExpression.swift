@@ -123,6 +123,12 @@ extension PredicateExpressions.OptionalFlatMap: CompilableExpression {
         let inner = c.compile(wrapped)
         c.bind(variable.key, inner)
         let body = c.assuming(Set(inner.path.map { [$0] } ?? [])) { c.compile(transform) }
+        // `$0.project?.name`: a read through the object is null anyway when the object is nil, so it is the read.
+        if case .object(let slot, let hops) = inner, let read = body.path, read.slot == slot,
+            read.hops.starts(with: hops)
+        {
+            return body
+        }
         return .flatMap(inner, body)
     }
 }

@@ -115,6 +115,39 @@ indirect enum QueryExpression {
         }
     }
 
+    /// The expression read from the target of the to-one relationship `hop` of slot 0's object instead of from that
+    /// object: every read must go through `hop` (`project.name` becomes `name`); nil otherwise.
+    func rerooted(through hop: Int) -> QueryExpression? {
+        func two(
+            _ a: QueryExpression, _ b: QueryExpression, _ make: (QueryExpression, QueryExpression) -> QueryExpression
+        ) -> QueryExpression? {
+            guard let x = a.rerooted(through: hop), let y = b.rerooted(through: hop) else { return nil }
+            return make(x, y)
+        }
+        switch self {
+        case .constant, .list: return self
+        case .object(0, let hops) where hops.first == hop: return .object(slot: 0, hops: Array(hops.dropFirst()))
+        case .attribute(0, let hops, let a) where hops.first == hop:
+            return .attribute(slot: 0, hops: Array(hops.dropFirst()), attribute: a)
+        case .compare(let op, let a, let b): return two(a, b) { .compare(op, $0, $1) }
+        case .isIn(let a, let values): return a.rerooted(through: hop).map { .isIn($0, values) }
+        case .and(let a, let b): return two(a, b) { .and($0, $1) }
+        case .or(let a, let b): return two(a, b) { .or($0, $1) }
+        case .not(let a): return a.rerooted(through: hop).map { .not($0) }
+        case .coalesce(let a, let b): return two(a, b) { .coalesce($0, $1) }
+        case .flatMap(let a, let b): return two(a, b) { .flatMap($0, $1) }
+        case .arithmetic(let op, let a, let b): return two(a, b) { .arithmetic(op, $0, $1) }
+        case .negate(let a): return a.rerooted(through: hop).map { .negate($0) }
+        case .stringContains(let a, let b): return two(a, b) { .stringContains($0, $1) }
+        case .stringHasPrefix(let a, let b): return two(a, b) { .stringHasPrefix($0, $1) }
+        case .conditional(let t, let a, let b):
+            guard let u = t.rerooted(through: hop), let x = a.rerooted(through: hop), let y = b.rerooted(through: hop)
+            else { return nil }
+            return .conditional(u, x, y)
+        default: return nil
+        }
+    }
+
     /// An object reference as a value: entity and serial packed into one integer (only compared for equality).
     static func reference(_ id: ObjectID?) -> Value {
         guard let id else { return .null }

@@ -3,7 +3,8 @@ import TrellisGraph
 import TrellisJournal
 
 /// Chooses how a fetch reaches its candidates in the base snapshot: a full scan, or an index probed by the equality,
-/// `IN` and range terms of the predicate's top-level conjunction, or an index walked in sort order. Candidate counts
+/// `IN` and range terms of the predicate's top-level conjunction, or an index walked in sort order, or the objects
+/// pointing at the related objects that a condition on a to-one path (`project.name == "X"`) selects. Candidate counts
 /// come from the index itself (O(log n) per probe), so the choice is by exact numbers, not guesses.
 struct QueryPlanner {
     /// The values of one attribute an index probe takes: between optional bounds, and null too when `nulls` is set.
@@ -37,6 +38,28 @@ struct QueryPlanner {
         }
     }
 
+    /// The related objects a to-one path condition selects, for an access that follows their inverse relationship
+    /// back to the fetched entity.
+    final class Path {
+        /// The to-one relationship of the fetched entity.
+        let relationship: Int
+        let target: UInt32
+        /// The inverse relationship, in the target entity.
+        let inverse: RelationshipKey
+        /// How the related objects are found (by their own plan).
+        let access: Access
+        /// The related objects of the base snapshot that pass every condition on them.
+        let related: [ObjectID]
+
+        init(relationship: Int, target: UInt32, inverse: RelationshipKey, access: Access, related: [ObjectID]) {
+            self.relationship = relationship
+            self.target = target
+            self.inverse = inverse
+            self.access = access
+            self.related = related
+        }
+    }
+
     struct Access {
         var kind: QueryPlan.Access = .fullScan
         var index: IndexKey?
@@ -47,13 +70,16 @@ struct QueryPlanner {
         var range: Range?
         var reverse = false
         var candidates = 0
-        /// What reaching the candidates costs, in objects visited.
+        /// What reaching the candidates costs, in objects visited: the candidates, plus for a path the related
+        /// objects found first.
         var cost = 0
         /// Whether the access yields exactly the predicate's matches (every term is an index bound).
         var exact = false
         var bounds: [String] = []
         /// The predicate in column form, for a column scan.
         var columnPredicate: ColumnPredicate?
+        /// For `.throughRelationship`: the related objects and how they were found.
+        var path: Path?
     }
 
     /// An attribute of the object or of an object it reaches by to-one hops.
@@ -234,6 +260,14 @@ struct QueryPlanner {
             }
         }
         let all = snapshot.count(entity: entity)
+        // Through a to-one relationship: only when it costs less than the best index and than a full scan.
+        var hops: [Int] = []
+        for term in terms {
+            if let term, term.rejectsNull, let hop = term.column.hops.first, !hops.contains(hop) { hops.append(hop) }
+        }
+        for hop in hops {
+            if let path = through(hop, budget: min(best?.cost ?? all, all)) { best = path }
+        }
         if let ordered {
             let bestCount = best?.cost ?? all
             let visits = window.map { min(ordered.candidates, $0 * ordered.candidates / max(bestCount, 1)) }
@@ -241,6 +275,39 @@ struct QueryPlanner {
         }
         if let best, best.cost <= all { return best }
         return Access(candidates: all, cost: all, exact: complete && conjuncts.isEmpty)
+    }
+
+    /// An access through the to-one relationship `hop`, when it costs less than `budget`: the related objects are
+    /// found by their own plan over the conjuncts that read only through `hop` (one of which fails when there is no
+    /// related object), and the candidates are the objects their inverse relationship holds.
+    private func through(_ hop: Int, budget: Int) -> Access? {
+        let relationship = layout.relationships[hop]
+        guard !relationship.isToMany else { return nil }
+        let target = relationship.target
+        let rerooted = conjuncts.compactMap { $0.rerooted(through: hop) }
+        guard let first = rerooted.first else { return nil }
+        let planner = QueryPlanner(
+            snapshot: snapshot, entity: target, conjuncts: rerooted, complete: true, sort: [], window: nil)
+        let access = planner.choose()
+        // A scan of the related entity is worth trying only when it is much smaller than this one.
+        if access.kind == .fullScan {
+            guard access.cost * 4 <= budget else { return nil }
+        } else {
+            guard access.cost < budget else { return nil }
+        }
+        var related = access.kind == .fullScan ? snapshot.objectIDs(entity: target) : Self.scan(snapshot, access)
+        if !access.exact {
+            var evaluator = QueryEvaluator(view: ContextView(base: snapshot, layers: []))
+            let test = rerooted.dropFirst().reduce(first) { .and($0, $1) }
+            related = related.filter { evaluator.test(test, SnapshotRow(graph: snapshot, id: $0)) }
+        }
+        let inverse = RelationshipKey(entity: target, index: relationship.inverse)
+        let candidates = related.reduce(0) { $0 + snapshot.targetCount($1, inverse) }
+        let cost = access.cost + candidates
+        guard cost < budget else { return nil }
+        return Access(
+            kind: .throughRelationship, candidates: candidates, cost: cost,
+            path: Path(relationship: hop, target: target, inverse: inverse, access: access, related: related))
     }
 
     private func describe(_ range: Range, _ name: String) -> String {
@@ -294,8 +361,20 @@ struct QueryPlanner {
         }
     }
 
-    /// The candidate IDs of an index access, prefix by prefix (each prefix in index order).
-    static func scan(_ snapshot: Graph, _ access: Access, limit: Int = .max) -> [ObjectID] {
+    /// The candidate IDs of an index access, prefix by prefix (each prefix in index order), or of an access through
+    /// a relationship (in ID order). `touched` gives the objects with pending changes per entity: for a path, the
+    /// objects pointing at a related object with pending changes are candidates too, since the fetch evaluates
+    /// them over the context's view.
+    static func scan(
+        _ snapshot: Graph, _ access: Access, limit: Int = .max, touched: (UInt32) -> Set<ObjectID> = { _ in [] }
+    ) -> [ObjectID] {
+        if let path = access.path {
+            var related = Set(path.related)
+            related.formUnion(affected(snapshot, path, touched))
+            var out = Set<ObjectID>()
+            for id in related { out.formUnion(snapshot.targets(id, path.inverse).filter(snapshot.contains)) }
+            return Array(out.sorted().prefix(limit))
+        }
         guard let index = access.index else { return [] }
         var out: [ObjectID] = []
         let prefixes = access.reverse ? access.prefixes.reversed() : access.prefixes
@@ -306,6 +385,20 @@ struct QueryPlanner {
                     index, from: s.lower, inclusive: s.lowerInclusive, to: s.upper, inclusive: s.upperInclusive,
                     reverse: access.reverse, limit: limit - out.count)
                 if out.count >= limit { return out }
+            }
+        }
+        return out
+    }
+
+    /// The related objects of the base snapshot whose pending changes (or those of objects further along the path)
+    /// may change what the objects pointing at them match.
+    private static func affected(
+        _ snapshot: Graph, _ path: Path, _ touched: (UInt32) -> Set<ObjectID>
+    ) -> Set<ObjectID> {
+        var out = touched(path.target).filter(snapshot.contains)
+        if let next = path.access.path {
+            for id in affected(snapshot, next, touched) {
+                out.formUnion(snapshot.targets(id, next.inverse).filter(snapshot.contains))
             }
         }
         return out
