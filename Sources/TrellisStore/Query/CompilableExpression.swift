@@ -66,12 +66,21 @@ extension PredicateExpressions.Comparison: CompilableExpression {
     }
 }
 
+// Foundation evaluates `&&`, `||` and `? :` lazily, so what the left side (the test) proves holds for the right side
+// (a branch): `$0.due != nil && $0.due! < cutoff` may unwrap.
+
 extension PredicateExpressions.Conjunction: CompilableExpression {
-    func compile(_ c: PredicateCompiler) -> QueryExpression { .and(c.compile(lhs), c.compile(rhs)) }
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let l = c.compile(lhs)
+        return .and(l, c.assuming(l.nonNullPaths(when: true)) { c.compile(rhs) })
+    }
 }
 
 extension PredicateExpressions.Disjunction: CompilableExpression {
-    func compile(_ c: PredicateCompiler) -> QueryExpression { .or(c.compile(lhs), c.compile(rhs)) }
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let l = c.compile(lhs)
+        return .or(l, c.assuming(l.nonNullPaths(when: false)) { c.compile(rhs) })
+    }
 }
 
 extension PredicateExpressions.Negation: CompilableExpression {
@@ -113,13 +122,32 @@ extension PredicateExpressions.OptionalFlatMap: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression {
         let inner = c.compile(wrapped)
         c.bind(variable.key, inner)
-        return .flatMap(inner, c.compile(transform))
+        let body = c.assuming(Set(inner.path.map { [$0] } ?? [])) { c.compile(transform) }
+        // `$0.project?.name`: a read through the object is null anyway when the object is nil, so it is the read.
+        if case .object(let slot, let hops) = inner, let read = body.path, read.slot == slot,
+            read.hops.starts(with: hops)
+        {
+            return body
+        }
+        return .flatMap(inner, body)
+    }
+}
+
+extension PredicateExpressions.ForcedUnwrap: CompilableExpression {
+    /// A read a guard proved non-null (`$0.due != nil && $0.due! < cutoff`) is the read itself. Any other unwrap is
+    /// left to Foundation, which throws for a nil.
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let read = c.compile(inner)
+        return c.isKnownNonNull(read) ? read : .opaque
     }
 }
 
 extension PredicateExpressions.Conditional: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression {
-        .conditional(c.compile(test), c.compile(trueBranch), c.compile(falseBranch))
+        let t = c.compile(test)
+        return .conditional(
+            t, c.assuming(t.nonNullPaths(when: true)) { c.compile(trueBranch) },
+            c.assuming(t.nonNullPaths(when: false)) { c.compile(falseBranch) })
     }
 }
 

@@ -91,7 +91,8 @@ extension Graph {
     }
 
     /// How the query would run.
-    /// - Complexity: O(log n) per index probe.
+    /// - Complexity: O(log n) per index probe; a plan through a to-one relationship also visits the related objects
+    ///   its condition selects (or scans their entity when it is at most a quarter the size).
     public func explain(_ query: DynamicQuery) throws -> QueryPlan {
         try query.executor(ContextView(base: self, layers: [])).explain(pending: 0)
     }

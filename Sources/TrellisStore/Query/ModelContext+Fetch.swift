@@ -76,7 +76,8 @@ extension ModelContext {
     /// let plan = try context.explain(FetchDescriptor<Chore>(predicate: #Predicate { $0.estimate == 3 }))
     /// #expect(plan.access == .indexEquality && plan.index == ["estimate"])
     /// ```
-    /// - Complexity: O(log n) per index probe.
+    /// - Complexity: O(log n) per index probe; a plan through a to-one relationship also visits the related objects
+    ///   its condition selects (or scans their entity when it is at most a quarter the size).
     public func explain<T: Model>(_ descriptor: FetchDescriptor<T>) throws -> QueryPlan {
         let query = try compile(descriptor)
         return query.executor.explain(pending: view.touched(entity: query.executor.entity).count)

@@ -8,6 +8,8 @@ import TrellisJournal
 final class PredicateCompiler {
     private var variables: [PredicateExpressions.VariableID: QueryExpression] = [:]
     private var nextSlot = 1
+    /// Reads known to be non-null where the part being compiled is evaluated (the right side of `x != nil && …`).
+    private var nonNull: Set<QueryExpression.Path> = []
     let binding: (Model.Type) -> EntityBinding
     let schema: Schema
 
@@ -32,6 +34,20 @@ final class PredicateCompiler {
 
     func variable(_ key: PredicateExpressions.VariableID) -> QueryExpression {
         variables[key] ?? .opaque
+    }
+
+    /// Compiles a part that is evaluated only where `facts` hold.
+    func assuming<R>(_ facts: Set<QueryExpression.Path>, _ body: () -> R) -> R {
+        let saved = nonNull
+        nonNull.formUnion(facts)
+        defer { nonNull = saved }
+        return body()
+    }
+
+    /// Whether the expression is a read that cannot be null where it is evaluated.
+    func isKnownNonNull(_ e: QueryExpression) -> Bool {
+        guard let path = e.path else { return false }
+        return nonNull.contains { $0.implies(path) }
     }
 
     func newSlot() -> Int {

@@ -41,7 +41,7 @@ struct QueryExecutor {
         let all = view.base.count(entity: entity)
         switch access.kind {
         case .fullScan, .columnScan: break
-        case .orderedIndexScan, .uniqueLookup: return nil
+        case .orderedIndexScan, .uniqueLookup, .throughRelationship: return nil
         case .indexEquality, .indexIn, .indexRange:
             guard !access.exact, access.candidates * 4 >= all else { return nil }
         }
@@ -130,7 +130,7 @@ struct QueryExecutor {
         case .orderedIndexScan where objectOrder == nil:
             matches += orderedBaseMatches(access, matchesBase)
         default:
-            for id in QueryPlanner.scan(view.base, access) {
+            for id in QueryPlanner.scan(view.base, access, touched: view.touched(entity:)) {
                 let row = SnapshotRow(graph: view.base, id: id)
                 if matchesBase(row) { matches.append(match(row)) }
             }
@@ -255,14 +255,25 @@ struct QueryExecutor {
 extension QueryExecutor {
     /// The plan as `explain` reports it.
     func explain(pending: Int) -> QueryPlan {
-        let access = plan()
-        let layout = view.schema.layouts[Int(entity)]
+        Self.describe(
+            plan(), entity, view.schema, evaluatesOnObjects: objectTest != nil || objectOrder != nil,
+            pending: pending)
+    }
+
+    private static func describe(
+        _ access: QueryPlanner.Access, _ entity: UInt32, _ schema: Schema, evaluatesOnObjects: Bool, pending: Int
+    ) -> QueryPlan {
+        let layout = schema.layouts[Int(entity)]
+        let path = access.path
         return QueryPlan(
             entity: layout.name, access: access.kind,
             index: access.index.map { _ in access.columns.map { layout.attributes[$0].name } }, bounds: access.bounds,
-            candidates: access.candidates, filters: !access.exact,
-            evaluatesOnObjects: objectTest != nil || objectOrder != nil,
-            sortedByIndex: access.kind == .orderedIndexScan,
-            pendingObjects: pending)
+            candidates: access.candidates, filters: !access.exact, evaluatesOnObjects: evaluatesOnObjects,
+            sortedByIndex: access.kind == .orderedIndexScan, pendingObjects: pending,
+            relationship: path.map { layout.relationships[$0.relationship].name },
+            inverse: path.map { schema.layouts[Int($0.target)].relationships[$0.inverse.index].name },
+            related: path.map {
+                describe($0.access, $0.target, schema, evaluatesOnObjects: false, pending: 0)
+            })
     }
 }

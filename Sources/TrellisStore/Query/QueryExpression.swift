@@ -55,10 +55,97 @@ indirect enum QueryExpression {
         }
     }
 
-    /// The terms of a top-level conjunction.
+    /// The terms of a top-level conjunction: a row matches exactly when every one is true. Optional tests that hold
+    /// only for a value are split into "not null" and the test, which the planner can bound an index with.
     var conjuncts: [QueryExpression] {
-        if case .and(let a, let b) = self { return a.conjuncts + b.conjuncts }
-        return [self]
+        switch self {
+        case .and(let a, let b): return a.conjuncts + b.conjuncts
+        // `$0.due.flatMap { $0 < cutoff } == true`, and `if let d = $0.due { d < cutoff } else { false }` (which
+        // Foundation spells `($0.due.flatMap { $0 < cutoff }) ?? false`): true exactly when there is a value and the
+        // test is true of it.
+        case .compare(.equal, .flatMap(let x, let test), .constant(.bool(true))),
+            .compare(.equal, .constant(.bool(true)), .flatMap(let x, let test)),
+            .coalesce(.flatMap(let x, let test), .constant(.bool(false))):
+            return [.compare(.notEqual, x, .constant(.null))] + test.conjuncts
+        default: return [self]
+        }
+    }
+
+    /// A read the compiler can reason about: an object reached from a slot by hops, or an attribute of it.
+    struct Path: Hashable {
+        var slot: Int
+        var hops: [Int]
+        /// Nil for the object itself.
+        var attribute: Int?
+
+        /// Whether this read being non-null implies that `other` is: the same read, or an object on the way to it
+        /// (a read through a nil object is null).
+        func implies(_ other: Path) -> Bool {
+            guard slot == other.slot else { return false }
+            return other.attribute == nil ? hops.starts(with: other.hops) : self == other
+        }
+    }
+
+    /// The read this expression is, if it is one.
+    var path: Path? {
+        switch self {
+        case .attribute(let slot, let hops, let a): return Path(slot: slot, hops: hops, attribute: a)
+        case .object(let slot, let hops): return Path(slot: slot, hops: hops, attribute: nil)
+        default: return nil
+        }
+    }
+
+    /// The reads known to be non-null wherever this expression evaluates to true (`outcome`), or to anything but
+    /// true (`!outcome`): `x != nil` and `x < c` are true only for a value, `x == nil` is false only for one.
+    func nonNullPaths(when outcome: Bool) -> Set<Path> {
+        func read(_ e: QueryExpression) -> Set<Path> { e.path.map { [$0] } ?? [] }
+        switch (self, outcome) {
+        case (.compare(.notEqual, let x, .constant(.null)), true), (.compare(.notEqual, .constant(.null), let x), true),
+            (.compare(.equal, let x, .constant(.null)), false), (.compare(.equal, .constant(.null), let x), false):
+            return read(x)
+        case (.compare(.equal, let x, .constant(let v)), true), (.compare(.equal, .constant(let v), let x), true):
+            return v.isNull ? [] : read(x)
+        case (.compare(let op, let x, let y), true) where op != .equal && op != .notEqual:
+            // No ordering holds for a null.
+            return read(x).union(read(y))
+        case (.and(let a, let b), true), (.or(let a, let b), false):
+            return a.nonNullPaths(when: outcome).union(b.nonNullPaths(when: outcome))
+        case (.not(let a), _): return a.nonNullPaths(when: !outcome)
+        default: return []
+        }
+    }
+
+    /// The expression read from the target of the to-one relationship `hop` of slot 0's object instead of from that
+    /// object: every read must go through `hop` (`project.name` becomes `name`); nil otherwise.
+    func rerooted(through hop: Int) -> QueryExpression? {
+        func two(
+            _ a: QueryExpression, _ b: QueryExpression, _ make: (QueryExpression, QueryExpression) -> QueryExpression
+        ) -> QueryExpression? {
+            guard let x = a.rerooted(through: hop), let y = b.rerooted(through: hop) else { return nil }
+            return make(x, y)
+        }
+        switch self {
+        case .constant, .list: return self
+        case .object(0, let hops) where hops.first == hop: return .object(slot: 0, hops: Array(hops.dropFirst()))
+        case .attribute(0, let hops, let a) where hops.first == hop:
+            return .attribute(slot: 0, hops: Array(hops.dropFirst()), attribute: a)
+        case .compare(let op, let a, let b): return two(a, b) { .compare(op, $0, $1) }
+        case .isIn(let a, let values): return a.rerooted(through: hop).map { .isIn($0, values) }
+        case .and(let a, let b): return two(a, b) { .and($0, $1) }
+        case .or(let a, let b): return two(a, b) { .or($0, $1) }
+        case .not(let a): return a.rerooted(through: hop).map { .not($0) }
+        case .coalesce(let a, let b): return two(a, b) { .coalesce($0, $1) }
+        case .flatMap(let a, let b): return two(a, b) { .flatMap($0, $1) }
+        case .arithmetic(let op, let a, let b): return two(a, b) { .arithmetic(op, $0, $1) }
+        case .negate(let a): return a.rerooted(through: hop).map { .negate($0) }
+        case .stringContains(let a, let b): return two(a, b) { .stringContains($0, $1) }
+        case .stringHasPrefix(let a, let b): return two(a, b) { .stringHasPrefix($0, $1) }
+        case .conditional(let t, let a, let b):
+            guard let u = t.rerooted(through: hop), let x = a.rerooted(through: hop), let y = b.rerooted(through: hop)
+            else { return nil }
+            return .conditional(u, x, y)
+        default: return nil
+        }
     }
 
     /// An object reference as a value: entity and serial packed into one integer (only compared for equality).

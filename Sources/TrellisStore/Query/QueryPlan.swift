@@ -29,6 +29,10 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
         case indexRange
         /// An index walked in the sort order, stopping once the limit is reached.
         case orderedIndexScan
+        /// A condition on a to-one relationship's target (`$0.project?.name == "Launch"`): the related objects that
+        /// pass it are found first, by their own plan (`related`), and the candidates are the objects pointing at
+        /// them, read from the inverse relationship (`Project.chores`).
+        case throughRelationship
     }
 
     /// The entity fetched.
@@ -49,25 +53,66 @@ public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
     public let sortedByIndex: Bool
     /// How many objects pending changes make the fetch re-evaluate over the context's view.
     public let pendingObjects: Int
+    /// For `.throughRelationship`: the to-one relationship followed (`project`).
+    public let relationship: String?
+    /// For `.throughRelationship`: the inverse relationship the candidates are read from (`chores`).
+    public let inverse: String?
+    /// For `.throughRelationship`: how the related objects are found, a plan of the relationship's target entity.
+    public var related: QueryPlan? { relatedPlans.first }
+    /// `related`, boxed: a struct cannot hold itself.
+    let relatedPlans: [QueryPlan]
+
+    init(
+        entity: String, access: Access, index: [String]?, bounds: [String], candidates: Int, filters: Bool,
+        evaluatesOnObjects: Bool, sortedByIndex: Bool, pendingObjects: Int, relationship: String? = nil,
+        inverse: String? = nil, related: QueryPlan? = nil
+    ) {
+        self.entity = entity
+        self.access = access
+        self.index = index
+        self.bounds = bounds
+        self.candidates = candidates
+        self.filters = filters
+        self.evaluatesOnObjects = evaluatesOnObjects
+        self.sortedByIndex = sortedByIndex
+        self.pendingObjects = pendingObjects
+        self.relationship = relationship
+        self.inverse = inverse
+        self.relatedPlans = related.map { [$0] } ?? []
+    }
 
     /// The plan on one line, for logs and tests.
     public var description: String {
-        var text = "\(entity): "
-        switch access {
-        case .fullScan: text += "full scan"
-        case .columnScan: text += "column scan"
-        case .uniqueLookup: text += "unique lookup"
-        case .indexEquality: text += "index equality"
-        case .indexIn: text += "index IN"
-        case .indexRange: text += "index range"
-        case .orderedIndexScan: text += "ordered index scan"
-        }
-        if let index { text += " on (\(index.joined(separator: ", ")))" }
-        if !bounds.isEmpty { text += " (\(bounds.joined(separator: ", ")))" }
-        text += ", ~\(candidates) candidates; filter: "
+        var text = "\(entity): " + accessDescription + "; filter: "
         text += evaluatesOnObjects ? "Foundation on objects" : (filters ? "compiled" : "none")
         text += "; sort: " + (sortedByIndex ? "by index" : "in memory")
         if pendingObjects > 0 { text += "; \(pendingObjects) pending objects merged" }
         return text
+    }
+
+    /// How the candidates are found, with their count: `index range on (due) (due < …), ~120 candidates`, or
+    /// `through project (Project: index equality on (name) (name = Launch), ~2 candidates; filter: none) back
+    /// through Project.chores, ~40 candidates`.
+    private var accessDescription: String {
+        var text: String
+        switch access {
+        case .fullScan: text = "full scan"
+        case .columnScan: text = "column scan"
+        case .uniqueLookup: text = "unique lookup"
+        case .indexEquality: text = "index equality"
+        case .indexIn: text = "index IN"
+        case .indexRange: text = "index range"
+        case .orderedIndexScan: text = "ordered index scan"
+        case .throughRelationship:
+            text = "through \(relationship ?? "?")"
+            if let related {
+                text += " (\(related.entity): \(related.accessDescription); filter: "
+                text += related.filters ? "compiled)" : "none)"
+                text += " back through \(related.entity).\(inverse ?? "?")"
+            }
+        }
+        if let index { text += " on (\(index.joined(separator: ", ")))" }
+        if !bounds.isEmpty { text += " (\(bounds.joined(separator: ", ")))" }
+        return text + ", ~\(candidates) candidates"
     }
 }

@@ -3,14 +3,61 @@ import TrellisGraph
 import TrellisJournal
 
 /// Chooses how a fetch reaches its candidates in the base snapshot: a full scan, or an index probed by the equality,
-/// `IN` and range terms of the predicate's top-level conjunction, or an index walked in sort order. Candidate counts
+/// `IN` and range terms of the predicate's top-level conjunction, or an index walked in sort order, or the objects
+/// pointing at the related objects that a condition on a to-one path (`project.name == "X"`) selects. Candidate counts
 /// come from the index itself (O(log n) per probe), so the choice is by exact numbers, not guesses.
 struct QueryPlanner {
+    /// The values of one attribute an index probe takes: between optional bounds, and null too when `nulls` is set.
+    /// With neither bound the range holds every value (`due != nil`).
     struct Range {
         var lower: Value?
         var lowerInclusive = true
         var upper: Value?
         var upperInclusive = true
+        /// Whether nulls are in as well (`(due ?? distantPast) < cutoff`); no ordering alone matches a null.
+        var nulls = false
+
+        /// The values in both: the tighter bound on each side (the exclusive one on a tie), nulls only if both have
+        /// them.
+        func intersected(with other: Range) -> Range {
+            var r = self
+            if let l = other.lower {
+                let c = r.lower.map { Value.compare(l, $0) } ?? 1
+                if c > 0 || (c == 0 && !other.lowerInclusive) {
+                    (r.lower, r.lowerInclusive) = (l, other.lowerInclusive)
+                }
+            }
+            if let u = other.upper {
+                let c = r.upper.map { Value.compare(u, $0) } ?? -1
+                if c < 0 || (c == 0 && !other.upperInclusive) {
+                    (r.upper, r.upperInclusive) = (u, other.upperInclusive)
+                }
+            }
+            r.nulls = nulls && other.nulls
+            return r
+        }
+    }
+
+    /// The related objects a to-one path condition selects, for an access that follows their inverse relationship
+    /// back to the fetched entity.
+    final class Path {
+        /// The to-one relationship of the fetched entity.
+        let relationship: Int
+        let target: UInt32
+        /// The inverse relationship, in the target entity.
+        let inverse: RelationshipKey
+        /// How the related objects are found (by their own plan).
+        let access: Access
+        /// The related objects of the base snapshot that pass every condition on them.
+        let related: [ObjectID]
+
+        init(relationship: Int, target: UInt32, inverse: RelationshipKey, access: Access, related: [ObjectID]) {
+            self.relationship = relationship
+            self.target = target
+            self.inverse = inverse
+            self.access = access
+            self.related = related
+        }
     }
 
     struct Access {
@@ -23,17 +70,43 @@ struct QueryPlanner {
         var range: Range?
         var reverse = false
         var candidates = 0
+        /// What reaching the candidates costs, in objects visited: the candidates, plus for a path the related
+        /// objects found first.
+        var cost = 0
         /// Whether the access yields exactly the predicate's matches (every term is an index bound).
         var exact = false
         var bounds: [String] = []
         /// The predicate in column form, for a column scan.
         var columnPredicate: ColumnPredicate?
+        /// For `.throughRelationship`: the related objects and how they were found.
+        var path: Path?
     }
 
-    private enum Term {
-        case equal(Int, Value)
-        case among(Int, [Value])
-        case bound(Int, QueryExpression.Comparison, Value)
+    /// An attribute of the object or of an object it reaches by to-one hops.
+    private struct Column: Hashable {
+        var hops: [Int]
+        var attribute: Int
+    }
+
+    /// The values of a column a conjunct accepts.
+    private enum Condition {
+        case equal(Value)
+        case among([Value])
+        case range(Range)
+    }
+
+    private struct Term {
+        var column: Column
+        var condition: Condition
+
+        /// Whether a null fails the conjunct; on a path, so does a missing related object (its reads are null).
+        var rejectsNull: Bool {
+            switch condition {
+            case .equal(let v): return !v.isNull
+            case .among(let vs): return !vs.contains(.null)
+            case .range(let r): return !r.nulls
+            }
+        }
     }
 
     let snapshot: Graph
@@ -48,32 +121,72 @@ struct QueryPlanner {
 
     private var layout: EntityLayout { snapshot.schema.layouts[Int(entity)] }
 
+    private func column(_ e: QueryExpression) -> Column? {
+        guard case .attribute(0, let hops, let a) = e else { return nil }
+        return Column(hops: hops, attribute: a)
+    }
+
+    private func description(_ c: Column) -> AttributeDescription {
+        var entity = self.entity
+        for hop in c.hops { entity = snapshot.schema.layouts[Int(entity)].relationships[hop].target }
+        return snapshot.schema.layouts[Int(entity)].attributes[c.attribute]
+    }
+
     private func classify(_ e: QueryExpression) -> Term? {
-        func usable(_ a: Int, _ v: Value) -> Value? { layout.attributes[a].type.normalized(v) }
         switch e {
-        case .compare(.equal, .attribute(0, [], let a), .constant(let v)),
-            .compare(.equal, .constant(let v), .attribute(0, [], let a)):
-            return usable(a, v).map { .equal(a, $0) }
-        case .isIn(.attribute(0, [], let a), let values):
-            let normalized = values.compactMap { usable(a, $0) }
-            return normalized.count == values.count ? .among(a, Array(Set(normalized)).sorted()) : nil
-        case .compare(let op, .attribute(0, [], let a), .constant(let v)) where op != .equal && op != .notEqual:
-            guard !v.isNull, let n = usable(a, v) else { return nil }
-            return .bound(a, op, n)
-        case .compare(let op, .constant(let v), .attribute(0, [], let a)) where op != .equal && op != .notEqual:
-            guard !v.isNull, let n = usable(a, v) else { return nil }
-            let flipped: [QueryExpression.Comparison: QueryExpression.Comparison] = [
-                .less: .greater, .lessOrEqual: .greaterOrEqual, .greater: .less, .greaterOrEqual: .lessOrEqual,
-            ]
-            return .bound(a, flipped[op]!, n)
-        case .attribute(0, [], let a) where layout.attributes[a].type == .bool:
-            return .equal(a, .bool(true))
+        case .compare(let op, .constant(let v), let x):
+            if case .constant = x { return nil }
+            return classify(.compare(op.flipped, x, .constant(v)))
+        case .compare(let op, let x, .constant(let v)):
+            if let c = column(x) { return term(c, op, v, fallback: nil) }
+            // `($0.due ?? fallback) < cutoff`: the range, and the nulls when the fallback passes.
+            if case .coalesce(let y, .constant(let f)) = x, !f.isNull, let c = column(y) {
+                return term(c, op, v, fallback: f)
+            }
+            return nil
+        case .isIn(let x, let values):
+            guard let c = column(x) else { return nil }
+            let type = description(c).type
+            let normalized = values.compactMap { type.normalized($0) }
+            guard normalized.count == values.count else { return nil }
+            return Term(column: c, condition: .among(Array(Set(normalized)).sorted()))
+        case .attribute(0, let hops, let a):
+            let c = Column(hops: hops, attribute: a)
+            return description(c).type == .bool ? Term(column: c, condition: .equal(.bool(true))) : nil
+        case .coalesce(let x, .constant(.bool(let f))):
+            // `$0.project?.archived ?? false`
+            guard let c = column(x), description(c).type == .bool else { return nil }
+            return Term(column: c, condition: f ? .among([.null, .bool(true)]) : .equal(.bool(true)))
         case .not(.attribute(0, [], let a))
         where layout.attributes[a].type == .bool && !layout.attributes[a].isOptional:
-            return .equal(a, .bool(false))
+            return Term(column: Column(hops: [], attribute: a), condition: .equal(.bool(false)))
         default:
             return nil
         }
+    }
+
+    /// The values of column `c` for which `c op v` holds, where a null reads as `fallback` (or stays null).
+    private func term(_ c: Column, _ op: QueryExpression.Comparison, _ v: Value, fallback: Value?) -> Term? {
+        guard let n = description(c).type.normalized(v) else { return nil }
+        // What a null row gives, decided as the evaluator decides it.
+        let nullPasses = QueryEvaluator.compare(op, fallback ?? .null, v)
+        var range = Range()
+        range.nulls = nullPasses
+        switch op {
+        case .equal:
+            if n.isNull { return nullPasses ? Term(column: c, condition: .equal(.null)) : nil }
+            return Term(column: c, condition: nullPasses ? .among([.null, n]) : .equal(n))
+        case .notEqual:
+            // Only `x != nil`: the range of every value.
+            guard n.isNull, !nullPasses else { return nil }
+        case .less, .lessOrEqual:
+            guard !n.isNull else { return nil }
+            (range.upper, range.upperInclusive) = (n, op == .lessOrEqual)
+        case .greater, .greaterOrEqual:
+            guard !n.isNull else { return nil }
+            (range.lower, range.lowerInclusive) = (n, op == .greaterOrEqual)
+        }
+        return Term(column: c, condition: .range(range))
     }
 
     func choose() -> Access {
@@ -82,25 +195,14 @@ struct QueryPlanner {
         var among: [Int: ([Value], Int)] = [:]
         var ranges: [Int: (Range, [Int])] = [:]
         for (i, term) in terms.enumerated() {
-            switch term {
-            case .equal(let a, let v)?: if equal[a] == nil { equal[a] = (v, i) }
-            case .among(let a, let vs)?: if among[a] == nil { among[a] = (vs, i) }
-            case .bound(let a, let op, let v)?:
-                var (range, used) = ranges[a] ?? (Range(), [])
-                switch op {
-                case .greater, .greaterOrEqual:
-                    if range.lower == nil || Value.compare(v, range.lower!) >= 0 {
-                        range.lower = v
-                        range.lowerInclusive = op == .greaterOrEqual
-                    }
-                default:
-                    if range.upper == nil || Value.compare(v, range.upper!) <= 0 {
-                        range.upper = v
-                        range.upperInclusive = op == .lessOrEqual
-                    }
-                }
-                ranges[a] = (range, used + [i])
-            case nil: break
+            guard let term, term.column.hops.isEmpty else { continue }
+            let a = term.column.attribute
+            switch term.condition {
+            case .equal(let v): if equal[a] == nil { equal[a] = (v, i) }
+            case .among(let vs): if among[a] == nil { among[a] = (vs, i) }
+            case .range(let r):
+                let (range, used) = ranges[a] ?? (Range(nulls: true), [])
+                ranges[a] = (range.intersected(with: r), used + [i])
             }
         }
         let names = layout.attributes.map(\.name)
@@ -118,7 +220,10 @@ struct QueryPlanner {
                     used.insert(i)
                 } else if let (vs, i) = among[column], access.prefixes.count * vs.count <= 256 {
                     access.prefixes = access.prefixes.flatMap { p in vs.map { p + [$0] } }
-                    access.bounds.append("\(names[column]) IN \(vs.count) values")
+                    access.bounds.append(
+                        vs.count == 2 && vs[0].isNull
+                            ? "\(names[column]) = null or \(names[column]) = \(vs[1])"
+                            : "\(names[column]) IN \(vs.count) values")
                     singleValued = false
                     used.insert(i)
                 } else {
@@ -136,6 +241,7 @@ struct QueryPlanner {
                 && (sort.first.map { $0.followsIndexOrder && index.columns[depth] == $0.attribute } ?? false)
             guard depth > 0 || access.range != nil || orderable else { continue }
             access.candidates = count(access)
+            access.cost = access.candidates
             access.exact = complete && used.count == conjuncts.count
             if depth > 0 || access.range != nil {
                 access.kind =
@@ -154,53 +260,146 @@ struct QueryPlanner {
             }
         }
         let all = snapshot.count(entity: entity)
+        // Through a to-one relationship: only when it costs less than the best index and than a full scan.
+        var hops: [Int] = []
+        for term in terms {
+            if let term, term.rejectsNull, let hop = term.column.hops.first, !hops.contains(hop) { hops.append(hop) }
+        }
+        for hop in hops {
+            if let path = through(hop, budget: min(best?.cost ?? all, all)) { best = path }
+        }
         if let ordered {
-            let bestCount = best?.candidates ?? all
+            let bestCount = best?.cost ?? all
             let visits = window.map { min(ordered.candidates, $0 * ordered.candidates / max(bestCount, 1)) }
             if ordered.candidates <= bestCount || (visits ?? .max) <= bestCount { return ordered }
         }
-        if let best, best.candidates <= all { return best }
-        return Access(candidates: all, exact: complete && conjuncts.isEmpty)
+        if let best, best.cost <= all { return best }
+        return Access(candidates: all, cost: all, exact: complete && conjuncts.isEmpty)
+    }
+
+    /// An access through the to-one relationship `hop`, when it costs less than `budget`: the related objects are
+    /// found by their own plan over the conjuncts that read only through `hop` (one of which fails when there is no
+    /// related object), and the candidates are the objects their inverse relationship holds.
+    private func through(_ hop: Int, budget: Int) -> Access? {
+        let relationship = layout.relationships[hop]
+        guard !relationship.isToMany else { return nil }
+        let target = relationship.target
+        let rerooted = conjuncts.compactMap { $0.rerooted(through: hop) }
+        guard let first = rerooted.first else { return nil }
+        let planner = QueryPlanner(
+            snapshot: snapshot, entity: target, conjuncts: rerooted, complete: true, sort: [], window: nil)
+        let access = planner.choose()
+        // A scan of the related entity is worth trying only when it is much smaller than this one.
+        if access.kind == .fullScan {
+            guard access.cost * 4 <= budget else { return nil }
+        } else {
+            guard access.cost < budget else { return nil }
+        }
+        var related = access.kind == .fullScan ? snapshot.objectIDs(entity: target) : Self.scan(snapshot, access)
+        if !access.exact {
+            var evaluator = QueryEvaluator(view: ContextView(base: snapshot, layers: []))
+            let test = rerooted.dropFirst().reduce(first) { .and($0, $1) }
+            related = related.filter { evaluator.test(test, SnapshotRow(graph: snapshot, id: $0)) }
+        }
+        let inverse = RelationshipKey(entity: target, index: relationship.inverse)
+        let candidates = related.reduce(0) { $0 + snapshot.targetCount($1, inverse) }
+        let cost = access.cost + candidates
+        guard cost < budget else { return nil }
+        return Access(
+            kind: .throughRelationship, candidates: candidates, cost: cost,
+            path: Path(relationship: hop, target: target, inverse: inverse, access: access, related: related))
     }
 
     private func describe(_ range: Range, _ name: String) -> String {
         var parts: [String] = []
         if let lower = range.lower { parts.append("\(name) \(range.lowerInclusive ? ">=" : ">") \(lower)") }
         if let upper = range.upper { parts.append("\(name) \(range.upperInclusive ? "<=" : "<") \(upper)") }
-        return parts.joined(separator: ", ")
+        if parts.isEmpty { return range.nulls ? "\(name): any value or null" : "\(name) != null" }
+        let bounds = parts.joined(separator: ", ")
+        guard range.nulls else { return bounds }
+        return "\(name) = null or " + (parts.count > 1 ? "(\(bounds))" : bounds)
     }
 
-    /// The probe bounds for one prefix: nulls are left out of a range open at the bottom (no Swift comparison matches
-    /// them).
-    static func bounds(_ prefix: [Value], _ range: Range?) -> (lower: [Value]?, li: Bool, upper: [Value]?, ui: Bool) {
+    /// One probe of an index: entries between two bounds on a prefix of its values.
+    struct Segment {
+        var lower: [Value]?
+        var lowerInclusive: Bool
+        var upper: [Value]?
+        var upperInclusive: Bool
+    }
+
+    /// The probes for one prefix, in index order: the nulls (when the range takes them and they are not next to
+    /// it), then the range. A range open at the bottom starts above the nulls unless it takes them.
+    static func segments(_ prefix: [Value], _ range: Range?) -> [Segment] {
         let whole: [Value]? = prefix.isEmpty ? nil : prefix
-        guard let range else { return (whole, true, whole, true) }
-        var lower: [Value] = prefix + [.null]
-        var li = false
-        if let l = range.lower { (lower, li) = (prefix + [l], range.lowerInclusive) }
-        guard let u = range.upper else { return (lower, li, whole, true) }
-        return (lower, li, prefix + [u], range.upperInclusive)
+        guard let range else {
+            return [Segment(lower: whole, lowerInclusive: true, upper: whole, upperInclusive: true)]
+        }
+        var out: [Segment] = []
+        var lower = Segment(lower: prefix + [.null], lowerInclusive: range.nulls, upper: whole, upperInclusive: true)
+        if let l = range.lower {
+            if range.nulls {
+                out.append(
+                    Segment(
+                        lower: prefix + [.null], lowerInclusive: true, upper: prefix + [.null], upperInclusive: true)
+                )
+            }
+            (lower.lower, lower.lowerInclusive) = (prefix + [l], range.lowerInclusive)
+        }
+        if let u = range.upper { (lower.upper, lower.upperInclusive) = (prefix + [u], range.upperInclusive) }
+        return out + [lower]
     }
 
     func count(_ access: Access) -> Int {
         guard let index = access.index else { return snapshot.count(entity: entity) }
         return access.prefixes.reduce(0) { total, prefix in
-            let b = Self.bounds(prefix, access.range)
-            return total + snapshot.count(index, from: b.lower, inclusive: b.li, to: b.upper, inclusive: b.ui)
+            Self.segments(prefix, access.range).reduce(total) { total, s in
+                total
+                    + snapshot.count(
+                        index, from: s.lower, inclusive: s.lowerInclusive, to: s.upper, inclusive: s.upperInclusive)
+            }
         }
     }
 
-    /// The candidate IDs of an index access, prefix by prefix (each prefix in index order).
-    static func scan(_ snapshot: Graph, _ access: Access, limit: Int = .max) -> [ObjectID] {
+    /// The candidate IDs of an index access, prefix by prefix (each prefix in index order), or of an access through
+    /// a relationship (in ID order). `touched` gives the objects with pending changes per entity: for a path, the
+    /// objects pointing at a related object with pending changes are candidates too, since the fetch evaluates
+    /// them over the context's view.
+    static func scan(
+        _ snapshot: Graph, _ access: Access, limit: Int = .max, touched: (UInt32) -> Set<ObjectID> = { _ in [] }
+    ) -> [ObjectID] {
+        if let path = access.path {
+            var related = Set(path.related)
+            related.formUnion(affected(snapshot, path, touched))
+            var out = Set<ObjectID>()
+            for id in related { out.formUnion(snapshot.targets(id, path.inverse).filter(snapshot.contains)) }
+            return Array(out.sorted().prefix(limit))
+        }
         guard let index = access.index else { return [] }
         var out: [ObjectID] = []
         let prefixes = access.reverse ? access.prefixes.reversed() : access.prefixes
         for prefix in prefixes {
-            let b = bounds(prefix, access.range)
-            out += snapshot.scan(
-                index, from: b.lower, inclusive: b.li, to: b.upper, inclusive: b.ui, reverse: access.reverse,
-                limit: limit - out.count)
-            if out.count >= limit { break }
+            let segments = segments(prefix, access.range)
+            for s in access.reverse ? segments.reversed() : segments {
+                out += snapshot.scan(
+                    index, from: s.lower, inclusive: s.lowerInclusive, to: s.upper, inclusive: s.upperInclusive,
+                    reverse: access.reverse, limit: limit - out.count)
+                if out.count >= limit { return out }
+            }
+        }
+        return out
+    }
+
+    /// The related objects of the base snapshot whose pending changes (or those of objects further along the path)
+    /// may change what the objects pointing at them match.
+    private static func affected(
+        _ snapshot: Graph, _ path: Path, _ touched: (UInt32) -> Set<ObjectID>
+    ) -> Set<ObjectID> {
+        var out = touched(path.target).filter(snapshot.contains)
+        if let next = path.access.path {
+            for id in affected(snapshot, next, touched) {
+                out.formUnion(snapshot.targets(id, next.inverse).filter(snapshot.contains))
+            }
         }
         return out
     }

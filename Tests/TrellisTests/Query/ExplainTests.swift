@@ -72,6 +72,19 @@ import Testing
         try check(context, plain, strings) { "k40" < $0.s }
     }
 
+    @Test func aRepeatedBoundKeepsTheStricterOne() throws {
+        let (store, plain) = try Self.store()
+        let context = ModelContext(store)
+        // The inclusive bound after the exclusive one on the same value: the objects equal to it stay out, in the
+        // count from the index too.
+        let above = FetchDescriptor<Sample>(predicate: #Predicate { $0.a > 40 && $0.a >= 40 })
+        #expect(try context.explain(above).bounds == ["a > 40"])
+        try check(context, plain, above) { $0.a > 40 }
+        let below = FetchDescriptor<Sample>(predicate: #Predicate { $0.a < 40 && $0.a <= 40 })
+        #expect(try context.explain(below).bounds == ["a < 40"])
+        try check(context, plain, below) { $0.a < 40 }
+    }
+
     @Test func inListProbesTheIndexOncePerValue() throws {
         let (store, plain) = try Self.store()
         let context = ModelContext(store)

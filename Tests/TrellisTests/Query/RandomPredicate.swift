@@ -18,6 +18,10 @@ indirect enum RandomPredicate: CustomStringConvertible {
     case flag(Bool)
     case optionalEquals(Int?)
     case optionalCoalesced(Op, Int)
+    /// `opt != nil && opt! op v`
+    case optionalUnwrapped(Op, Int)
+    /// `if let o = opt { o op v } else { false }`
+    case optionalIfLet(Op, Int)
     case among(IntField, [Int])
     case prefix(String)
     case sum(Op, Int)
@@ -33,6 +37,8 @@ indirect enum RandomPredicate: CustomStringConvertible {
         case .flag(let b): return b ? "flag" : "!flag"
         case .optionalEquals(let v): return "opt == \(v.map(String.init) ?? "nil")"
         case .optionalCoalesced(let op, let v): return "(opt ?? -1) \(op) \(v)"
+        case .optionalUnwrapped(let op, let v): return "opt != nil && opt! \(op) \(v)"
+        case .optionalIfLet(let op, let v): return "if let o = opt { o \(op) \(v) } else { false }"
         case .among(let f, let vs): return "\(f) IN \(vs)"
         case .prefix(let p): return "s starts with \(p)"
         case .sum(let op, let v): return "a + b \(op) \(v)"
@@ -53,7 +59,7 @@ indirect enum RandomPredicate: CustomStringConvertible {
         let op = Op.allCases.randomElement(using: &rng)!
         let field = IntField.allCases.randomElement(using: &rng)!
         let range: ClosedRange<Int> = [.a: 0...100, .b: 0...10, .g: 0...10, .h: 0...100, .code: 0...10_100][field]!
-        switch Int.random(in: 0..<12, using: &rng) {
+        switch Int.random(in: 0..<14, using: &rng) {
         case 0, 1, 2: return .int(field, op, Int.random(in: range, using: &rng))
         case 3: return .string(op, "k\(Int.random(in: 0..<55, using: &rng))")
         case 4: return .double(op, Double(Int.random(in: 0..<1000, using: &rng)) / 10)
@@ -62,6 +68,8 @@ indirect enum RandomPredicate: CustomStringConvertible {
         case 7: return .optionalCoalesced(op, Int.random(in: -1..<20, using: &rng))
         case 8: return .prefix("k\(Int.random(in: 0..<6, using: &rng))")
         case 9: return .sum(op, Int.random(in: 0...110, using: &rng))
+        case 10: return .optionalUnwrapped(op, Int.random(in: -1..<20, using: &rng))
+        case 11: return .optionalIfLet(op, Int.random(in: -1..<20, using: &rng))
         default:
             let count = Int.random(in: 1...6, using: &rng)
             return .among(field, (0..<count).map { _ in Int.random(in: range, using: &rng) })
@@ -105,6 +113,26 @@ extension RandomPredicate {
         case .optionalCoalesced(let op, let v):
             let coalesced = PredicateExpressions.NilCoalesce(lhs: key(p.opt), rhs: PredicateExpressions.Value(-1))
             return Self.compare(coalesced, op, PredicateExpressions.Value(v))
+        case .optionalUnwrapped(let op, let v):
+            let present = PredicateExpressions.NotEqual(lhs: key(p.opt), rhs: PredicateExpressions.NilLiteral<Int>())
+            let test = Self.compare(PredicateExpressions.ForcedUnwrap(key(p.opt)), op, PredicateExpressions.Value(v))
+            return Self.and(present, test)
+        case .optionalIfLet(let op, let v):
+            func ifLet<T: StandardPredicateExpression<Bool>>(
+                _ test: (PredicateExpressions.Variable<Int>) -> T
+            ) -> BoolExpression {
+                PredicateExpressions.NilCoalesce(
+                    lhs: PredicateExpressions.OptionalFlatMap(key(p.opt), test), rhs: PredicateExpressions.Value(false))
+            }
+            let value = PredicateExpressions.Value(v)
+            switch op {
+            case .eq: return ifLet { PredicateExpressions.Equal(lhs: $0, rhs: value) }
+            case .ne: return ifLet { PredicateExpressions.NotEqual(lhs: $0, rhs: value) }
+            case .lt: return ifLet { PredicateExpressions.Comparison(lhs: $0, rhs: value, op: .lessThan) }
+            case .le: return ifLet { PredicateExpressions.Comparison(lhs: $0, rhs: value, op: .lessThanOrEqual) }
+            case .gt: return ifLet { PredicateExpressions.Comparison(lhs: $0, rhs: value, op: .greaterThan) }
+            case .ge: return ifLet { PredicateExpressions.Comparison(lhs: $0, rhs: value, op: .greaterThanOrEqual) }
+            }
         case .among(let f, let vs):
             return PredicateExpressions.SequenceContains(
                 sequence: PredicateExpressions.Value(vs), element: key(p.int[f]!))
