@@ -106,7 +106,7 @@ extension ModelContext {
             parent.noteOrigin(id)
             for (a, v) in changes { target.set(id, a, v) }
         }
-        for (slot, state) in pending.allLinks {
+        for (slot, state) in pending.allLinks where !pending.isDiscarded(slot.id) {
             switch state {
             case .toOne:
                 parent.noteOrigin(slot.id)

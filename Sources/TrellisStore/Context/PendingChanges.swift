@@ -40,6 +40,9 @@ final class PendingChanges {
     /// The deletes that were asked for, in order; the commit expands cascades again against the newest version.
     private(set) var deleteRoots: [ObjectID] = []
     private(set) var links: [Slot: LinkState] = [:]
+    /// Objects inserted here and deleted again before a save: they never reach the store, and the link states left
+    /// on their own ends are not changes to save (nor conflicts with a store that never had them).
+    private(set) var discarded: Set<ObjectID> = []
     /// Objects with any change at this layer, per entity: the fetches re-evaluate them over the merged view.
     private(set) var touched: [UInt32: Set<ObjectID>] = [:]
 
@@ -52,6 +55,7 @@ final class PendingChanges {
         deleted = []
         deleteRoots = []
         links = [:]
+        discarded = []
         touched = [:]
     }
 
@@ -59,6 +63,7 @@ final class PendingChanges {
 
     func isInserted(_ id: ObjectID) -> Bool { inserted[id] != nil }
     func isDeleted(_ id: ObjectID) -> Bool { deleted.contains(id) }
+    func isDiscarded(_ id: ObjectID) -> Bool { discarded.contains(id) }
 
     func touched(entity: UInt32) -> Set<ObjectID> { touched[entity] ?? [] }
 
@@ -149,6 +154,7 @@ final class PendingChanges {
     func delete(_ id: ObjectID, requested: Bool) {
         touch(id)
         if inserted.removeValue(forKey: id) != nil {
+            discarded.insert(id)
             return
         }
         updated[id] = nil

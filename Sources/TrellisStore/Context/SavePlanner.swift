@@ -46,7 +46,7 @@ struct SavePlanner {
         var plan = Plan(transaction: transaction)
         var clashes: [ObjectID: Clash] = [:]
         var candidates = Set(pending.allUpdates.keys)
-        for (slot, state) in pending.allLinks where !pending.isInserted(slot.id) {
+        for (slot, state) in pending.allLinks where !pending.isInserted(slot.id) && !pending.isDiscarded(slot.id) {
             // To-many membership merges as a set and never conflicts; to-one targets do.
             if case .toOne = state { candidates.insert(slot.id) }
         }
