@@ -6,7 +6,7 @@ import TrellisJournal
 /// with the names of the properties that changed (attributes and relationships), deleted ones.
 ///
 /// ```swift
-/// view.onChange { changes in
+/// let token = view.onChange { changes in
 ///     for (id, names) in changes.updated { print(id, names.sorted()) }   // 2#7 ["done", "title"]
 /// }
 /// ```

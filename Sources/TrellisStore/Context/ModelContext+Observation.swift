@@ -7,7 +7,8 @@ extension ModelContext {
     /// Calls `handler` on this context's actor each time it moves to newer commits, with what they changed: the
     /// store's `viewContext` moves by itself (when the main actor runs), any root context when it `refresh()`es.
     /// Its own saves are not reported. A root context reports the commits made after its first `onChange(_:)` or
-    /// `changes()`; a child context reports nothing (it reads its parent).
+    /// `changes()`; a child context reports nothing (it reads its parent). Keep the token: the calls stop when it is
+    /// cancelled or released (so an unused result is a warning, not a silent no-op).
     ///
     /// ```swift
     /// let token = store.viewContext.onChange { changes in
@@ -15,7 +16,6 @@ extension ModelContext {
     /// }
     /// ```
     /// - Complexity: O(1).
-    @discardableResult
     public func onChange(_ handler: @escaping (ContextChanges) -> Void) -> ObservationToken {
         subscribe()
         let flag = CancelFlag()
