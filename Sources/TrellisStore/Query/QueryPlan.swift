@@ -7,7 +7,7 @@ import TrellisJournal
 ///
 /// ```swift
 /// let plan = try context.explain(FetchDescriptor<Chore>(predicate: #Predicate { $0.estimate > 3 }))
-/// print(plan)     // Chore: index range on (estimate) (estimate > 3), ~120 candidates; filter: none; sort: none
+/// print(plan)     // Chore: index range on (estimate) (estimate > 3), ~120 candidates; filter: none; sort: in memory
 /// #expect(plan.index == ["estimate"])
 /// ```
 public struct QueryPlan: Sendable, Equatable, CustomStringConvertible {
