@@ -64,12 +64,22 @@ open class Model: Hashable {
     /// ```
     open class var originalEntityName: String? { nil }
 
+    /// The object for people: its entity and serial once inserted (`Chore#5`, `Chore#5 (deleted)`), `Chore (not
+    /// inserted)` before. `print(chore)` shows it too, unless the class is `CustomStringConvertible` itself.
+    open var debugDescription: String {
+        let entity = ModelMetadata.entityName(of: type(of: self))
+        guard let id = storedID else { return "\(entity) (not inserted)" }
+        return "\(entity)#\(id.serial)" + (isDeleted ? " (deleted)" : "")
+    }
+
     /// Objects are equal when they are the same instance; a context hands out one instance per object.
     public static func == (lhs: Model, rhs: Model) -> Bool { lhs === rhs }
 
     /// Hashes the object's identity, as `==` compares it.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
+
+extension Model: CustomDebugStringConvertible {}
 
 /// An index or unique constraint over one or several attributes of a model, named by key paths.
 ///
