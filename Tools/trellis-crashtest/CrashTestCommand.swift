@@ -7,6 +7,7 @@ import Trellis
 ///                           [--point-in-time] [--no-crash-points]
 ///     trellis-crashtest repair --dir PATH
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
+///     trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]
 ///     trellis-crashtest seed-contacts --dir PATH [--people N]
 ///     trellis-crashtest migrate-contacts --dir PATH
 ///     trellis-crashtest dump --dir PATH
@@ -19,7 +20,8 @@ import Trellis
 /// prints `repaired K`.
 ///
 /// The migration commands (see `ContactsFixture`): `notes` opens a store of `Note` model objects, saves one more note
-/// with `--add`, and prints them all (`NotesCommand`). `seed-contacts` creates the v1 contacts store of the migration
+/// with `--add`, and prints them all (`NotesCommand`); `errands` does the same with `Errand` objects, whose attributes
+/// are enums (`ErrandsCommand`). `seed-contacts` creates the v1 contacts store of the migration
 /// tests (150 people unless `--people`) and prints `seeded K`. `migrate-contacts` opens a v1 contacts store with the
 /// v2 schema (a migration), printing `opening` before and `migrated K` after the open returns, then `closed K` and
 /// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
@@ -36,6 +38,7 @@ struct CrashTestCommand {
         case run
         case repair
         case notes
+        case errands
         case seedContacts = "seed-contacts"
         case migrateContacts = "migrate-contacts"
         case dump
@@ -58,6 +61,7 @@ struct CrashTestCommand {
         + "                             [--point-in-time] [--no-crash-points]\n"
         + "       trellis-crashtest repair --dir PATH\n"
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
+        + "       trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]\n"
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
         + "       trellis-crashtest migrate-contacts --dir PATH\n"
         + "       trellis-crashtest dump --dir PATH"
@@ -98,6 +102,7 @@ struct CrashTestCommand {
         case .run: try run()
         case .repair: try repair()
         case .notes: try NotesCommand.run(directory: directory, adding: add)
+        case .errands: try ErrandsCommand.run(directory: directory, adding: add)
         case .seedContacts: try seedContacts()
         case .migrateContacts: try migrateContacts()
         case .dump: try dump()

@@ -17,6 +17,9 @@ package struct MigrationPlanner {
     private var steps: [MigrationStep] = []
     private var checks: [MigrationCheck] = []
     private var problems: [String] = []
+    private var differences: [SchemaDifference] = []
+    /// For each check, the position in `differences` of the change it checks.
+    private var checkDifferences: [Int] = []
 
     init(stored: Schema, given: Schema, counts: [Int], replacesLossyTypes: Bool = false) {
         self.stored = stored
@@ -72,6 +75,7 @@ package struct MigrationPlanner {
         var maps: [SchemaMapping.EntityMap] = []
         func addNew(_ entity: EntityDescription, source: Int?) {
             steps.append(MigrationStep(.addEntity, entity: entity.name, detail: "add entity"))
+            differ(entity.name, nil, .entity, nil, Self.summary(entity))
             aligned.append(entity)
             maps.append(
                 SchemaMapping.EntityMap(
@@ -86,6 +90,7 @@ package struct MigrationPlanner {
                 if !old.isRetired {
                     steps.append(
                         MigrationStep(.removeEntity, entity: old.name, detail: "remove entity", objects: counts[s]))
+                    differ(old.name, nil, .entity, Self.summary(old), nil)
                 }
                 var retired = EntityDescription(old.name)
                 retired.isRetired = true
@@ -102,6 +107,7 @@ package struct MigrationPlanner {
             if old.name != entity.name {
                 steps.append(
                     MigrationStep(.renameEntity, entity: entity.name, detail: "rename entity from '\(old.name)'"))
+                differ(entity.name, nil, .name, old.name, entity.name)
             }
             let (entityOut, map) = planEntity(
                 entity, from: old, storedNumber: s, number: aligned.count, newNames: newName)
@@ -120,7 +126,8 @@ package struct MigrationPlanner {
         checkRelationshipPairs(schema, maps)
         // Index positions follow the aligned entities; checks were recorded by aligned entity number.
         return PlannedStage(
-            schema: schema, mapping: SchemaMapping(entities: maps), steps: steps, checks: checks, problems: problems)
+            schema: schema, mapping: SchemaMapping(entities: maps), steps: steps, checks: checks, problems: problems,
+            differences: differences, checkDifferences: checkDifferences)
     }
 
     // MARK: One entity
@@ -152,9 +159,11 @@ package struct MigrationPlanner {
                     MigrationStep(
                         .renameAttribute, entity: entity.name, property: a.name,
                         detail: "rename attribute '\(was.name)' to '\(a.name)'"))
+                differ(entity.name, a.name, .name, was.name, a.name)
             }
             var map = SchemaMapping.AttributeSource(source: source)
             if was.type != a.type {
+                differ(entity.name, a.name, .type, "\(was.type)", "\(a.type)")
                 switch Self.widening(from: was.type, to: a.type) {
                 case .some(let toDouble):
                     map.toDouble = toDouble
@@ -169,13 +178,14 @@ package struct MigrationPlanner {
                             .replaceAttribute, entity: entity.name, property: a.name,
                             detail: "replace '\(a.name)' (\(was.type)) with a new \(a.type) column", objects: objects))
                 case .none:
-                    problems.append(
+                    refuse(
                         "\(entity.name).\(a.name): changing its type from \(was.type) to \(a.type) can lose data "
                             + "(only widening integers, integers to Double and Float to Double are inferred; use a "
                             + "custom migration stage)")
                 }
             }
             if was.isOptional != a.isOptional {
+                differ(entity.name, a.name, .optionality, Self.optionality(was), Self.optionality(a))
                 if a.isOptional {
                     steps.append(
                         MigrationStep(
@@ -190,8 +200,11 @@ package struct MigrationPlanner {
                                 ? "make '\(a.name)' required, nulls become \(a.defaultValue!)"
                                 : "make '\(a.name)' required (it has no default: no object may hold null)",
                             objects: objects))
-                    if !fill { checks.append(.noNulls(entity: e, attribute: position)) }
+                    if !fill { check(.noNulls(entity: e, attribute: position)) }
                 }
+            }
+            if was.defaultValue != a.defaultValue {
+                differ(entity.name, a.name, .defaultValue, Self.text(was.defaultValue), Self.text(a.defaultValue))
             }
             attributeMap.append(map)
         }
@@ -200,6 +213,7 @@ package struct MigrationPlanner {
                 MigrationStep(
                     .removeAttribute, entity: entity.name, property: a.name, detail: "remove attribute '\(a.name)'",
                     objects: objects))
+            differ(entity.name, a.name, .attribute, Self.summary(a), nil)
         }
 
         // Relationships.
@@ -215,7 +229,8 @@ package struct MigrationPlanner {
                     MigrationStep(
                         .addRelationship, entity: entity.name, property: r.name,
                         detail: "add relationship '\(r.name)' to \(r.target) (empty)"))
-                if r.minCount > 0 && objects > 0 { checks.append(.counts(entity: e, relationship: position)) }
+                differ(entity.name, r.name, .relationship, nil, Self.summary(r))
+                if r.minCount > 0 && objects > 0 { check(.counts(entity: e, relationship: position)) }
                 continue
             }
             relationshipMap.append(source)
@@ -225,14 +240,17 @@ package struct MigrationPlanner {
                     MigrationStep(
                         .renameRelationship, entity: entity.name, property: r.name,
                         detail: "rename relationship '\(was.name)' to '\(r.name)'"))
+                differ(entity.name, r.name, .name, was.name, r.name)
             }
             let storedTarget = stored.entities.firstIndex { $0.name == was.target }
             if storedTarget.flatMap({ newNames[$0] }) != r.target {
-                problems.append(
+                differ(entity.name, r.name, .target, was.target, r.target)
+                refuse(
                     "\(entity.name).\(r.name): it targets \(r.target) where the store's targets \(was.target)")
             }
             if was.isToMany != r.isToMany {
-                problems.append(
+                differ(entity.name, r.name, .cardinality, Self.cardinality(was), Self.cardinality(r))
+                refuse(
                     "\(entity.name).\(r.name): changing it from to-\(was.isToMany ? "many" : "one") to "
                         + "to-\(r.isToMany ? "many" : "one") is not inferred; use a custom migration stage")
             }
@@ -241,9 +259,11 @@ package struct MigrationPlanner {
                     MigrationStep(
                         .changeDeleteRule, entity: entity.name, property: r.name,
                         detail: "delete rule of '\(r.name)' from \(was.deleteRule) to \(r.deleteRule)"))
+                differ(entity.name, r.name, .deleteRule, "\(was.deleteRule)", "\(r.deleteRule)")
             }
             if was.minCount != r.minCount || was.maxCount != r.maxCount {
-                let bounds = "\(r.minCount)...\(r.maxCount.map(String.init) ?? "")"
+                let bounds = Self.bounds(r)
+                differ(entity.name, r.name, .count, Self.bounds(was), bounds)
                 steps.append(
                     MigrationStep(
                         .changeCount, entity: entity.name, property: r.name,
@@ -252,7 +272,7 @@ package struct MigrationPlanner {
                     r.minCount > was.minCount
                     || (r.maxCount.map { m in was.maxCount.map { m < $0 } ?? true }
                         ?? false)
-                if tighter { checks.append(.counts(entity: e, relationship: position)) }
+                if tighter { check(.counts(entity: e, relationship: position)) }
             }
         }
         for (i, r) in old.relationships.enumerated() where !relationshipSources.contains(i) {
@@ -260,6 +280,7 @@ package struct MigrationPlanner {
                 MigrationStep(
                     .removeRelationship, entity: entity.name, property: r.name,
                     detail: "remove relationship '\(r.name)'", objects: objects))
+            differ(entity.name, r.name, .relationship, Self.summary(r), nil)
         }
 
         // Indexes, compared by the new names of their attributes.
@@ -289,7 +310,9 @@ package struct MigrationPlanner {
                 MigrationStep(
                     .addIndex, entity: entity.name, property: index.attributes.joined(separator: ","),
                     detail: "add \(what)", objects: objects))
-            if index.isUnique { checks.append(.unique(entity: e, index: position)) }
+            differ(
+                entity.name, index.attributes.joined(separator: ", "), .index, nil, index.isUnique ? "unique" : "index")
+            if index.isUnique { check(.unique(entity: e, index: position)) }
         }
         for (s, index) in old.indexes.enumerated() where !taken.contains(s) {
             let what =
@@ -298,6 +321,8 @@ package struct MigrationPlanner {
                 MigrationStep(
                     .removeIndex, entity: entity.name, property: index.attributes.joined(separator: ","),
                     detail: "remove \(what)"))
+            differ(
+                entity.name, index.attributes.joined(separator: ", "), .index, index.isUnique ? "unique" : "index", nil)
         }
         return (out, SchemaMapping.EntityMap(source: s, attributes: attributeMap, relationships: relationshipMap))
     }
@@ -305,6 +330,7 @@ package struct MigrationPlanner {
     private mutating func planNewAttribute(
         _ a: AttributeDescription, entity: String, objects: Int, e: Int, position: Int
     ) {
+        differ(entity, a.name, .attribute, nil, Self.summary(a))
         let fill: String
         if let d = a.defaultValue, !d.isNull {
             fill = "default \(d)"
@@ -313,7 +339,7 @@ package struct MigrationPlanner {
         } else {
             fill = "no default"
             if objects > 0 {
-                problems.append(
+                refuse(
                     "\(entity).\(a.name): a new required attribute without a default, and \(objects) objects have no "
                         + "value for it (give it a default, make it optional, or fill it in a custom stage)")
             }
@@ -362,13 +388,59 @@ package struct MigrationPlanner {
                 guard let ts = maps[t].source, !stored.entities[ts].isRetired,
                     maps[t].relationships[r.inverse] == storedInverse
                 else {
-                    problems.append(
+                    let was = stored.layouts[s].relationships[source]
+                    differ(
+                        layout.name, r.name, .inverse,
+                        stored.layouts[Int(was.target)].relationships[was.inverse].name,
+                        schema.layouts[t].relationships[r.inverse].name)
+                    refuse(
                         "\(layout.name).\(r.name): its inverse is no longer the one the store pairs it with")
                     continue
                 }
             }
         }
     }
+
+    // MARK: Differences
+
+    private mutating func differ(
+        _ entity: String, _ property: String?, _ aspect: SchemaDifference.Aspect, _ stored: String?, _ new: String?
+    ) {
+        differences.append(
+            SchemaDifference(entity: entity, property: property, aspect: aspect, stored: stored, new: new))
+    }
+
+    /// Refuses the migration for the difference recorded last.
+    private mutating func refuse(_ problem: String) {
+        problems.append(problem)
+        differences[differences.count - 1] = differences[differences.count - 1].refused(problem)
+    }
+
+    /// Checks the data for the difference recorded last.
+    private mutating func check(_ check: MigrationCheck) {
+        checks.append(check)
+        checkDifferences.append(differences.count - 1)
+    }
+
+    private static func summary(_ entity: EntityDescription) -> String {
+        "\(entity.attributes.count) attributes, \(entity.relationships.count) relationships"
+    }
+
+    private static func summary(_ a: AttributeDescription) -> String {
+        "\(a.type)" + (a.isOptional ? ", optional" : "") + (a.defaultValue.map { ", default \($0)" } ?? "")
+    }
+
+    private static func summary(_ r: RelationshipDescription) -> String { "\(cardinality(r)) \(r.target)" }
+
+    private static func optionality(_ a: AttributeDescription) -> String { a.isOptional ? "optional" : "required" }
+
+    private static func cardinality(_ r: RelationshipDescription) -> String { r.isToMany ? "to-many" : "to-one" }
+
+    private static func bounds(_ r: RelationshipDescription) -> String {
+        "\(r.minCount)...\(r.maxCount.map(String.init) ?? "")"
+    }
+
+    private static func text(_ value: Value?) -> String { value.map(\.description) ?? "none" }
 
     /// nil when a type change can lose data; otherwise whether the stored integers must become doubles.
     static func widening(from old: AttributeType, to new: AttributeType) -> Bool? {

@@ -50,16 +50,22 @@ public struct PlannedMigration: Sendable {
     /// Why the migration would be refused: each offending change, or each object that breaks a new constraint.
     /// Empty when it can run.
     public var problems: [String]
+    /// How the store's schema and the new one differ, property by property, each refused one with its problem.
+    public var differences: [SchemaDifference]
 
     /// Whether opening would migrate the store.
     public var isNeeded: Bool { !steps.isEmpty }
     /// Whether opening would succeed.
     public var canRun: Bool { problems.isEmpty }
 
-    package init(fromFingerprint: UInt64, toFingerprint: UInt64, steps: [MigrationStep], problems: [String]) {
+    package init(
+        fromFingerprint: UInt64, toFingerprint: UInt64, steps: [MigrationStep], problems: [String],
+        differences: [SchemaDifference] = []
+    ) {
         self.fromFingerprint = fromFingerprint
         self.toFingerprint = toFingerprint
         self.steps = steps
         self.problems = problems
+        self.differences = differences
     }
 }

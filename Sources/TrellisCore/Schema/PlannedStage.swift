@@ -6,6 +6,10 @@ package struct PlannedStage: Sendable {
     package var steps: [MigrationStep]
     package var checks: [MigrationCheck]
     package var problems: [String]
+    /// How the two schemas differ, each refused difference with its problem.
+    package var differences: [SchemaDifference]
+    /// For each check, the position in `differences` of the change it checks.
+    package var checkDifferences: [Int]
 
     package var isNeeded: Bool { !steps.isEmpty }
 }

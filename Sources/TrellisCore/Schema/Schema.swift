@@ -132,8 +132,18 @@ public struct Schema: Sendable, Equatable {
         return IndexKey(entity: e, index: i)
     }
 
-    /// A string that names an object for people: `Folder#12`.
-    public func describe(_ id: ObjectID) -> String { "\(entityName(of: id))#\(id.serial)" }
+    /// A string that names an object for people: `Folder#12` (`id.description(in: schema)`).
+    public func describe(_ id: ObjectID) -> String { id.description(in: self) }
+}
+
+extension ObjectID {
+    /// `Entity#serial` with the entity's name in `schema`: `Folder#12` (`entity7#12` for a number the schema does
+    /// not have). `description` alone has no schema and prints the number: `0#12`.
+    ///
+    /// ```swift
+    /// print(id.description(in: store.schema))   // Folder#12
+    /// ```
+    public func description(in schema: Schema) -> String { "\(schema.entityName(of: self))#\(serial)" }
 }
 
 /// An entity resolved against a schema, for reads that skip the name lookup (`Snapshot.rows(entity:)`,

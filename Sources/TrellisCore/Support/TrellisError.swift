@@ -26,7 +26,8 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         public static let typeMismatch = Code("type mismatch")
         /// A commit left a required attribute null.
         public static let missingValue = Code("missing required value")
-        /// A commit would give two live objects the same values in a unique index.
+        /// A commit would give two live objects the same values in a unique index; `uniqueViolation` says which
+        /// constraint, which values and which object holds them already.
         public static let uniqueViolation = Code("unique constraint violated")
         /// A delete hit a relationship whose rule is `DeleteRule.deny` and which still has targets.
         public static let deleteDenied = Code("delete denied")
@@ -57,6 +58,7 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         /// of the machine's memory); the message says how much it allowed and where it stopped. Nothing changed.
         public static let tooLarge = Code("too large")
         /// Opening with a new schema needs a migration that would lose data or that the data breaks; nothing changed.
+        /// `schemaDifferences` lists how the schemas differ, each refused difference with its problem.
         public static let migrationRefused = Code("migration refused")
     }
 
@@ -66,12 +68,51 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
     public let message: String
     /// The object the error is about, where there is one.
     public let object: ObjectID?
+    /// For `.uniqueViolation`: the constraint, the values and the object that already holds them (`object` is the
+    /// one that would hold them too). For `.migrationRefused` by a new unique constraint: the first duplicate found.
+    public let uniqueViolation: UniqueViolation?
+    /// For `.migrationRefused`: how the store's schema and the new one differ, property by property, each with both
+    /// sides; the message lists them too. Empty for other errors.
+    public let schemaDifferences: [SchemaDifference]
 
-    /// An error of this code; `object` names the object it is about, if any.
-    public init(_ code: Code, _ message: String, object: ObjectID? = nil) {
+    /// An error of this code; `object` names the object it is about, if any, and the other arguments carry what a
+    /// program needs to act on it (see `uniqueViolation`, `schemaDifferences`).
+    public init(
+        _ code: Code, _ message: String, object: ObjectID? = nil, uniqueViolation: UniqueViolation? = nil,
+        schemaDifferences: [SchemaDifference] = []
+    ) {
         self.code = code
         self.message = message
         self.object = object
+        self.uniqueViolation = uniqueViolation
+        self.schemaDifferences = schemaDifferences
+    }
+
+    /// Which unique constraint a commit (or a migration) would break, with what, and which object holds it already.
+    ///
+    /// ```swift
+    /// catch let error as TrellisError where error.code == .uniqueViolation {
+    ///     let clash = error.uniqueViolation!   // Person(email) = "ann@example.com", held by Person#3
+    ///     print(clash.attributes, clash.values, clash.existing)
+    /// }
+    /// ```
+    public struct UniqueViolation: Sendable, Equatable {
+        /// The entity of the constraint.
+        public let entity: String
+        /// The attributes of the unique constraint, in its order.
+        public let attributes: [String]
+        /// The values both objects hold, one per attribute, as the store holds them (an enum's raw value).
+        public let values: [Value]
+        /// The object that already holds them.
+        public let existing: ObjectID
+
+        /// A violation of the constraint on `entity`(`attributes`) by `values`, which `existing` holds.
+        public init(entity: String, attributes: [String], values: [Value], existing: ObjectID) {
+            self.entity = entity
+            self.attributes = attributes
+            self.values = values
+            self.existing = existing
+        }
     }
 
     /// The code and the message: `"unique constraint violated: …"`.

@@ -5,7 +5,8 @@
 ///
 /// ```swift
 /// let id = try transaction.insert("Folder", ["name": "Inbox"])
-/// print(id)   // Folder#1
+/// print(id.description(in: store.schema))   // Folder#1
+/// print(id)                                 // 0#1: an ID alone knows its entity's number, not its name
 /// ```
 public struct ObjectID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// The entity's position in the store's schema.
@@ -24,6 +25,7 @@ public struct ObjectID: Hashable, Comparable, Sendable, Codable, CustomStringCon
         (lhs.entity, lhs.serial) < (rhs.entity, rhs.serial)
     }
 
-    /// `entity#serial`, with the entity's number (`Schema.describe(_:)` gives its name: `Folder#12`).
+    /// `entity#serial`, with the entity's number: `0#12`. With a schema at hand, `description(in:)` gives its name:
+    /// `Folder#12`; Trellis's errors and a model's `debugDescription` name objects that way.
     public var description: String { "\(entity)#\(serial)" }
 }

@@ -110,10 +110,23 @@ extension Graph {
         return out
     }
 
+    /// What breaks one migration check in this graph.
+    package struct Violation: Sendable {
+        /// The position of the check in the list given.
+        package var check: Int
+        /// One offending object, or how many more there are, for people.
+        package var text: String
+        /// For a unique check: the later object of a duplicate pair, the earlier one, and the values they share.
+        package var duplicate: (object: ObjectID, existing: ObjectID, values: [Value])?
+    }
+
     /// What breaks `checks` in this graph: one line per offending object, at most `limit` per check.
-    package func violations(of checks: [MigrationCheck], limit: Int = 10) -> [String] {
-        var out: [String] = []
-        for check in checks {
+    package func violations(of checks: [MigrationCheck], limit: Int = 10) -> [Violation] {
+        var out: [Violation] = []
+        for (c, check) in checks.enumerated() {
+            func add(_ text: String, duplicate: (ObjectID, ObjectID, [Value])? = nil) {
+                out.append(Violation(check: c, text: text, duplicate: duplicate))
+            }
             switch check {
             case .noNulls(let e, let a):
                 let layout = schema.layouts[e]
@@ -121,12 +134,12 @@ extension Graph {
                 for row in rows(entity: UInt32(e)) where row.value(AttributeKey(entity: UInt32(e), index: a)).isNull {
                     found += 1
                     if found <= limit {
-                        out.append(
+                        add(
                             "\(schema.describe(row.id)) holds null in '\(layout.attributes[a].name)', which becomes "
                                 + "required without a default")
                     }
                 }
-                if found > limit { out.append("… and \(found - limit) more objects of \(layout.name) with null") }
+                if found > limit { add("… and \(found - limit) more objects of \(layout.name) with null") }
             case .unique(let e, let i):
                 let layout = schema.layouts[e]
                 let index = layout.indexes[i]
@@ -140,15 +153,16 @@ extension Graph {
                         found += 1
                         if found <= limit {
                             let shown = values.map(\.description).joined(separator: ", ")
-                            out.append(
+                            add(
                                 "\(schema.describe(row.id)) and \(schema.describe(other)) both hold (\(shown)) in the "
-                                    + "new unique constraint on \(layout.name)(\(names))")
+                                    + "new unique constraint on \(layout.name)(\(names))",
+                                duplicate: (row.id, other, values))
                         }
                     } else {
                         first[values] = row.id
                     }
                 }
-                if found > limit { out.append("… and \(found - limit) more duplicates in \(layout.name)(\(names))") }
+                if found > limit { add("… and \(found - limit) more duplicates in \(layout.name)(\(names))") }
             case .counts(let e, let k):
                 let layout = schema.layouts[e]
                 let r = layout.relationships[k]
@@ -159,12 +173,12 @@ extension Graph {
                     guard n < r.minCount || r.maxCount.map({ n > $0 }) ?? false else { continue }
                     found += 1
                     if found <= limit {
-                        out.append(
+                        add(
                             "\(schema.describe(row.id)) has \(n) target(s) in '\(r.name)', outside the new bounds "
                                 + "\(r.minCount)...\(r.maxCount.map(String.init) ?? "")")
                     }
                 }
-                if found > limit { out.append("… and \(found - limit) more objects of \(layout.name)") }
+                if found > limit { add("… and \(found - limit) more objects of \(layout.name)") }
             }
         }
         return out

@@ -268,7 +268,8 @@ package enum ChangeSetCodec {
             let relationships = schema.layouts[Int(id.entity)].relationships
             let k = try r.count()
             guard k == relationships.count else {
-                throw r.failure("delete of \(id) lists \(k) relationships; its entity has \(relationships.count)")
+                throw r.failure(
+                    "delete of \(schema.describe(id)) lists \(k) relationships; its entity has \(relationships.count)")
             }
             var links: [[ObjectID]] = []
             links.reserveCapacity(k)

@@ -7,7 +7,9 @@ import TrellisJournal
 ///
 /// ```swift
 /// let token = view.onChange { changes in
-///     for (id, names) in changes.updated { print(id, names.sorted()) }   // 2#7 ["done", "title"]
+///     for (id, names) in changes.updated {
+///         print(id.description(in: store.schema), names.sorted())   // Chore#7 ["done", "title"]
+///     }
 /// }
 /// ```
 public struct ContextChanges: Sendable, CustomStringConvertible {

@@ -20,57 +20,90 @@ public struct AttributeOption: Hashable, Sendable {
 /// A stored attribute of a model class; its initial value is the attribute's default.
 ///
 /// ```swift
+/// enum Priority: String { case low, high }
+///
 /// final class Chore: Model {
 ///     @Attribute var title = ""
 ///     @Attribute(.indexed) var due = Date.distantFuture
 ///     @Attribute var note: String?            // optional: may be nil
+///     @Attribute var priority = Priority.low  // an enum: its raw value is stored
 /// }
 /// ```
 ///
-/// On an unmanaged object the wrapper holds the value; once the object is inserted, reads and writes go to its
+/// An attribute holds a `PersistentValue` (the scalar types, and optionals of them) or an enum, or other
+/// `RawRepresentable` type, whose raw value is one (optional too); the raw value is what is stored, queried and sorted
+/// on. On an unmanaged object the wrapper holds the value; once the object is inserted, reads and writes go to its
 /// context (pending changes over the context's snapshot).
 @propertyWrapper
-public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
+public struct Attribute<Value>: ModelPropertyStorage {
     var value: Value
     let options: Set<AttributeOption>
     /// The name the attribute had in the store's schema when it was renamed: opening migrates its values.
     let originalName: String?
     var slot = -1
+    /// How the value converts to and from what the store holds, picked by the initializer from `Value`'s type.
+    let codec: any AttributeCodec<Value>.Type
 
     /// An attribute with an initial value (the default for new objects) and options such as `.unique` or `.indexed`.
-    public init(wrappedValue: Value, _ options: AttributeOption...) {
-        self.value = wrappedValue
-        self.options = Set(options)
-        self.originalName = nil
+    public init(wrappedValue: Value, _ options: AttributeOption...) where Value: PersistentValue {
+        self.init(wrappedValue, options, nil, PersistentCodec<Value>.self)
     }
 
     /// An attribute renamed since the store was written, as SwiftData's `@Attribute(originalName:)`:
     /// `@Attribute(originalName: "title") var headline = ""`. The store's values move to the new name.
-    public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String) {
-        self.value = wrappedValue
-        self.options = Set(options)
-        self.originalName = originalName
+    public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String) where Value: PersistentValue {
+        self.init(wrappedValue, options, originalName, PersistentCodec<Value>.self)
     }
 
     /// An optional attribute without an initial value starts as nil.
-    public init() where Value: ExpressibleByNilLiteral {
-        self.value = nil
-        self.options = []
-        self.originalName = nil
+    public init() where Value: PersistentValue & ExpressibleByNilLiteral {
+        self.init(nil, [], nil, PersistentCodec<Value>.self)
     }
 
     /// An optional attribute without an initial value starts as nil.
-    public init(_ options: AttributeOption...) where Value: ExpressibleByNilLiteral {
-        self.value = nil
-        self.options = Set(options)
-        self.originalName = nil
+    public init(_ options: AttributeOption...) where Value: PersistentValue & ExpressibleByNilLiteral {
+        self.init(nil, options, nil, PersistentCodec<Value>.self)
     }
 
     /// An optional attribute renamed since the store was written.
-    public init(_ options: AttributeOption..., originalName: String) where Value: ExpressibleByNilLiteral {
-        self.value = nil
+    public init(_ options: AttributeOption..., originalName: String)
+    where Value: PersistentValue & ExpressibleByNilLiteral {
+        self.init(nil, options, originalName, PersistentCodec<Value>.self)
+    }
+
+    /// An attribute holding an enum (or another `RawRepresentable` type) whose raw value is a `PersistentValue`: the
+    /// raw value is stored, and the attribute has its type. `enum Priority: String { case low, high }` needs no
+    /// other conformance: `@Attribute var priority = Priority.low`.
+    ///
+    /// A type that is `PersistentValue` itself uses its own conversion instead.
+    @_disfavoredOverload
+    public init(wrappedValue: Value, _ options: AttributeOption..., originalName: String? = nil)
+    where Value: RawRepresentable, Value.RawValue: PersistentValue {
+        self.init(wrappedValue, options, originalName, RawValueCodec<Value>.self)
+    }
+
+    /// An optional attribute holding an enum whose raw value is a `PersistentValue`: nil is stored as null.
+    /// `@Attribute var priority: Priority? = .low`.
+    @_disfavoredOverload
+    public init<Wrapped>(wrappedValue: Wrapped?, _ options: AttributeOption..., originalName: String? = nil)
+    where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PersistentValue {
+        self.init(wrappedValue, options, originalName, OptionalRawValueCodec<Wrapped>.self)
+    }
+
+    /// An optional enum attribute without an initial value starts as nil: `@Attribute var priority: Priority?`.
+    @_disfavoredOverload
+    public init<Wrapped>(_ options: AttributeOption..., originalName: String? = nil)
+    where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PersistentValue {
+        self.init(nil, options, originalName, OptionalRawValueCodec<Wrapped>.self)
+    }
+
+    private init(
+        _ value: Value, _ options: [AttributeOption], _ originalName: String?, _ codec: any AttributeCodec<Value>.Type
+    ) {
+        self.value = value
         self.options = Set(options)
         self.originalName = originalName
+        self.codec = codec
     }
 
     /// Not available: a `Model` subclass's property reads and writes through `subscript(_enclosingInstance:…)`.
@@ -92,7 +125,7 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
             guard let context = object.modelContext, let id = object.storedID,
                 let stored = context.attributeValue(id, object.binding!, ordinal)
             else { return object[keyPath: storageKeyPath].value }
-            guard let value = Value(persistentValue: stored) else {
+            guard let value = object[keyPath: storageKeyPath].codec.value(of: stored) else {
                 preconditionFailure("Trellis: \(M.self) holds \(stored), which is not a \(Value.self)")
             }
             return value
@@ -103,17 +136,61 @@ public struct Attribute<Value: PersistentValue>: ModelPropertyStorage {
                 object[keyPath: storageKeyPath].value = newValue
                 return
             }
-            context.setAttributeValue(id, object.binding!, ordinal, newValue.persistentValue)
+            context.setAttributeValue(
+                id, object.binding!, ordinal, object[keyPath: storageKeyPath].codec.stored(newValue))
         }
     }
 
     func describe(name: String) -> PropertyDescription {
         let description = AttributeDescription(
-            name, Value.attributeType, optional: Value.isOptional, default: value.persistentValue,
+            name, codec.attributeType, optional: codec.isOptional, default: codec.stored(value),
             originalName: originalName)
         return .attribute(description, unique: options.contains(.unique), indexed: options.contains(.indexed))
     }
 
-    var unmanagedValue: TrellisCore.Value? { value.persistentValue }
+    var unmanagedValue: TrellisCore.Value? { codec.stored(value) }
     var unmanagedTargets: [Model]? { nil }
+}
+
+/// Converts an attribute's Swift type to and from what the store holds; `Attribute` keeps the one its initializer
+/// picked, so that enums need no conformance of their own.
+protocol AttributeCodec<Wrapped> {
+    associatedtype Wrapped
+    static var attributeType: AttributeType { get }
+    static var isOptional: Bool { get }
+    static func stored(_ value: Wrapped) -> Value
+    /// nil when `value` is not of the type (or, for an enum, is a raw value with no case).
+    static func value(of value: Value) -> Wrapped?
+}
+
+/// A `PersistentValue`'s own conversion.
+enum PersistentCodec<Wrapped: PersistentValue>: AttributeCodec {
+    static var attributeType: AttributeType { Wrapped.attributeType }
+    static var isOptional: Bool { Wrapped.isOptional }
+    static func stored(_ value: Wrapped) -> Value { value.persistentValue }
+    static func value(of value: Value) -> Wrapped? { Wrapped(persistentValue: value) }
+}
+
+/// A raw value type's conversion, for a `RawRepresentable` type that is no `PersistentValue` itself.
+enum RawValueCodec<Wrapped: RawRepresentable>: AttributeCodec where Wrapped.RawValue: PersistentValue {
+    static var attributeType: AttributeType { Wrapped.RawValue.attributeType }
+    static var isOptional: Bool { false }
+    static func stored(_ value: Wrapped) -> Value { value.rawValue.persistentValue }
+    static func value(of value: Value) -> Wrapped? {
+        Wrapped.RawValue(persistentValue: value).flatMap(Wrapped.init(rawValue:))
+    }
+}
+
+/// `RawValueCodec` for an optional: nil is null.
+enum OptionalRawValueCodec<Raw: RawRepresentable>: AttributeCodec where Raw.RawValue: PersistentValue {
+    static var attributeType: AttributeType { Raw.RawValue.attributeType }
+    static var isOptional: Bool { true }
+    static func stored(_ value: Raw?) -> Value {
+        guard let value else { return .null }
+        return value.rawValue.persistentValue
+    }
+    static func value(of value: Value) -> Raw?? {
+        if value.isNull { return .some(nil) }
+        return RawValueCodec<Raw>.value(of: value).map { .some($0) }
+    }
 }

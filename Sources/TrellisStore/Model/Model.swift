@@ -18,8 +18,20 @@ import TrellisJournal
 /// let store = try Store(models: [Project.self, Chore.self])
 /// ```
 ///
-/// Every stored property needs an initial value (it is the attribute's default), and extra initializers are
-/// `convenience` ones that call `self.init()`: the context creates objects it fetches with `init()`.
+/// Every stored property needs an initial value (it is the attribute's default). The context creates the objects it
+/// fetches with `init()`, so an initializer with parameters is either a `convenience` one that calls `self.init()`,
+/// or a designated one next to `required init() { super.init() }`:
+///
+/// ```swift
+/// final class Chore: Model {
+///     @Attribute var title = ""
+///     init(title: String) {
+///         super.init()
+///         self.title = title
+///     }
+///     required init() { super.init() }   // not fatalError(): every fetch and `Store(models:)` call it
+/// }
+/// ```
 ///
 /// An object starts unmanaged, holding its values itself. `ModelContext.insert(_:)` gives it a permanent `objectID`,
 /// and from then on its properties read and write the context's view of the store. Objects belong to one context
@@ -43,6 +55,9 @@ open class Model: Hashable {
         return storedID
     }
 
+    /// `objectID` under SwiftData's name, for code ported from it (it also works in predicates and sorts).
+    public var persistentModelID: ObjectID? { objectID }
+
     /// Whether the object's context deleted it (and has not saved yet) or it no longer exists in the context's view.
     public var isDeleted: Bool {
         guard let context = modelContext, let id = storedID else { return false }
@@ -64,11 +79,32 @@ open class Model: Hashable {
     /// ```
     open class var originalEntityName: String? { nil }
 
+    /// The object for people: its entity and serial once inserted (`Chore#5`, `Chore#5 (deleted)`), `Chore (not
+    /// inserted)` before. `print(chore)` shows it too, unless the class is `CustomStringConvertible` itself.
+    open var debugDescription: String {
+        let entity = ModelMetadata.entityName(of: type(of: self))
+        guard let id = storedID else { return "\(entity) (not inserted)" }
+        return "\(entity)#\(id.serial)" + (isDeleted ? " (deleted)" : "")
+    }
+
     /// Objects are equal when they are the same instance; a context hands out one instance per object.
     public static func == (lhs: Model, rhs: Model) -> Bool { lhs === rhs }
 
     /// Hashes the object's identity, as `==` compares it.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension Model: CustomDebugStringConvertible {}
+
+/// Models are `Identifiable` by their `objectID`, as SwiftData's are by `persistentModelID`.
+extension Model: Identifiable {}
+
+extension Identifiable where Self: Model {
+    /// The object's `objectID`: nil until it is inserted (give unsaved objects no list of their own), then permanent.
+    ///
+    /// A model may declare a property of its own named `id` (`@Attribute(.unique) var id = UUID()`): `model.id` is
+    /// then that property, and `Identifiable` code (SwiftUI's `ForEach`, `Identifiable.ID`) still uses `objectID`.
+    public var id: ObjectID? { objectID }
 }
 
 /// An index or unique constraint over one or several attributes of a model, named by key paths.

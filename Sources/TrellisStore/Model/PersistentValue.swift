@@ -6,7 +6,8 @@ import TrellisJournal
 /// A Swift type that a model attribute can hold: it names its `AttributeType` and converts to and from `Value`.
 ///
 /// The standard scalar types conform, and so does `Optional` of any of them (an optional attribute). An enum backed by
-/// a persistent raw value conforms by declaring it; the raw value is what is stored and queried:
+/// a persistent raw value needs no conformance to be an attribute (`@Attribute` stores its raw value), but may declare
+/// one to be used where a `PersistentValue` is asked for; the raw value is what is stored and queried either way:
 ///
 /// ```swift
 /// enum Priority: Int, PersistentValue { case low, normal, high }

@@ -72,11 +72,17 @@ final class PredicateCompiler {
         }
     }
 
-    /// A captured value: a persistent value, an object ID, or a sequence of them (for `IN`).
+    /// A captured value: a persistent value, an enum whose raw value is one (as its raw value), an object ID, or a
+    /// sequence of them (for `IN`).
     static func constant(_ value: Any) -> QueryExpression {
         if let v = value as? any PersistentValue { return .constant(v.persistentValue) }
         if let id = value as? ObjectID { return .constant(QueryExpression.reference(id)) }
         if let id = value as? ObjectID? { return .constant(QueryExpression.reference(id)) }
+        // The cast looks through an optional that holds a value; a nil one is null.
+        if let raw = value as? any RawRepresentable, let v = raw.rawValue as? any PersistentValue {
+            return .constant(v.persistentValue)
+        }
+        if let optional = value as? any OptionalValue, optional.isNil { return .constant(.null) }
         if let sequence = value as? any Sequence {
             var values = Set<Value>()
             for element in sequence {
@@ -87,4 +93,13 @@ final class PredicateCompiler {
         }
         return .opaque
     }
+}
+
+/// An `Optional` of any type, to tell a captured nil from a value the compiler does not know.
+private protocol OptionalValue {
+    var isNil: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var isNil: Bool { self == nil }
 }

@@ -31,6 +31,20 @@ public struct BatchAssignment<T: Model>: Sendable {
         self.keyPath = KeyPathKey(keyPath)
         self.value = value.persistentValue
     }
+
+    /// An assignment of an enum attribute: its raw value is stored.
+    @_disfavoredOverload
+    public init<V: RawRepresentable>(_ keyPath: KeyPath<T, V>, _ value: V) where V.RawValue: PersistentValue {
+        self.keyPath = KeyPathKey(keyPath)
+        self.value = RawValueCodec<V>.stored(value)
+    }
+
+    /// An assignment of an optional enum attribute: its raw value, or null.
+    @_disfavoredOverload
+    public init<V: RawRepresentable>(_ keyPath: KeyPath<T, V?>, _ value: V?) where V.RawValue: PersistentValue {
+        self.keyPath = KeyPathKey(keyPath)
+        self.value = OptionalRawValueCodec<V>.stored(value)
+    }
 }
 
 /// The attribute values and to-one targets of one object a batch insert makes, set by key path.
@@ -63,6 +77,26 @@ public struct BatchRow<T: Model> {
             return typed
         }
         set { values[binding.attribute(ordinal(keyPath))] = newValue.persistentValue }
+    }
+
+    /// An enum attribute's value in the row (its default until set); its raw value is stored.
+    @_disfavoredOverload
+    public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V>) -> V where V.RawValue: PersistentValue {
+        get { typed(keyPath, RawValueCodec<V>.self) }
+        set { values[binding.attribute(ordinal(keyPath))] = RawValueCodec<V>.stored(newValue) }
+    }
+
+    /// An optional enum attribute's value in the row (its default until set).
+    @_disfavoredOverload
+    public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V?>) -> V? where V.RawValue: PersistentValue {
+        get { typed(keyPath, OptionalRawValueCodec<V>.self) }
+        set { values[binding.attribute(ordinal(keyPath))] = OptionalRawValueCodec<V>.stored(newValue) }
+    }
+
+    private func typed<C: AttributeCodec>(_ keyPath: AnyKeyPath, _ codec: C.Type) -> C.Wrapped {
+        let v = values[binding.attribute(ordinal(keyPath))]
+        guard let typed = C.value(of: v) else { preconditionFailure("Trellis: \(v) is not a \(C.Wrapped.self)") }
+        return typed
     }
 
     /// Points a to-one relationship at an existing object (or at nothing).

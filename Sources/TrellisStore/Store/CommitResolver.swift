@@ -286,7 +286,8 @@ struct CommitResolver {
                 throw TrellisError(
                     .uniqueViolation,
                     "\(describe(id)) breaks the unique constraint on \(layout.name)(\(names.joined(separator: ", "))): "
-                        + "\(describe(other)) already has \(shown)", object: id)
+                        + "\(describe(other)) already has \(shown)", object: id,
+                    uniqueViolation: .init(entity: layout.name, attributes: names, values: values, existing: other))
             }
         }
     }

@@ -201,6 +201,6 @@ extension Store {
         return PlannedMigration(
             fromFingerprint: recovered.graph.schema.fingerprint,
             toFingerprint: outcome.problems.isEmpty ? outcome.graph.schema.fingerprint : plan.target.fingerprint,
-            steps: outcome.steps, problems: outcome.problems)
+            steps: outcome.steps, problems: outcome.problems, differences: outcome.differences)
     }
 }

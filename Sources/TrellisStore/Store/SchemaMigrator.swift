@@ -14,6 +14,9 @@ enum SchemaMigrator {
         var record: MigrationRecord?
         var steps: [MigrationStep]
         var problems: [String]
+        /// How the stored schema and the plan's differ: the refused stage's differences when it is refused, else
+        /// every stage's.
+        var differences: [SchemaDifference] = []
     }
 
     /// - Parameter collectingProblems: a dry run returns refusals in `problems` instead of throwing them.
@@ -46,6 +49,8 @@ enum SchemaMigrator {
         var stages: [MigrationRecord.Stage] = []
         var steps: [MigrationStep] = []
         var problems: [String] = []
+        var differences: [SchemaDifference] = []
+        var duplicate: (TrellisError.UniqueViolation, ObjectID)?
         for (from, to) in path {
             let version = plan.versions[to]
             let code = from == nil ? nil : plan.code[to - 1]
@@ -53,7 +58,10 @@ enum SchemaMigrator {
             let planned = try MigrationPlanner.plan(
                 from: current.schema, to: version.schema, counts: counts(current), replacesLossyTypes: code != nil)
             problems += planned.problems.map { label + $0 }
-            guard problems.isEmpty else { break }
+            guard problems.isEmpty else {
+                differences = planned.differences
+                break
+            }
             var next = current.migrated(to: planned.schema, mapping: planned.mapping)
             var changes: ChangeSet?
             if let code {
@@ -73,8 +81,27 @@ enum SchemaMigrator {
                     changes = resolvedChanges
                 }
             }
-            problems += next.violations(of: planned.checks).map { label + $0 }
-            guard problems.isEmpty else { break }
+            let violations = next.violations(of: planned.checks)
+            problems += violations.map { label + $0.text }
+            guard problems.isEmpty else {
+                differences = planned.differences
+                // Each difference whose check failed is refused by the first object that breaks it.
+                for v in violations {
+                    let d = planned.checkDifferences[v.check]
+                    differences[d] = differences[d].refused(v.text)
+                }
+                if let v = violations.first(where: { $0.duplicate != nil }), let pair = v.duplicate,
+                    case .unique(let e, let i) = planned.checks[v.check]
+                {
+                    let layout = next.schema.layouts[e]
+                    let violation = TrellisError.UniqueViolation(
+                        entity: layout.name, attributes: layout.indexes[i].columns.map { layout.attributes[$0].name },
+                        values: pair.values, existing: pair.existing)
+                    duplicate = (violation, pair.object)
+                }
+                break
+            }
+            differences += planned.differences
             steps += planned.steps
             if code != nil && planned.steps.isEmpty {
                 steps.append(
@@ -89,8 +116,12 @@ enum SchemaMigrator {
             current = next
         }
         if !problems.isEmpty {
-            if collectingProblems { return Outcome(graph: graph, record: nil, steps: steps, problems: problems) }
-            throw refusal(problems, stored: stored, given: plan.target)
+            if collectingProblems {
+                return Outcome(
+                    graph: graph, record: nil, steps: steps, problems: problems, differences: differences)
+            }
+            throw refusal(
+                problems, stored: stored, given: plan.target, differences: differences, duplicate: duplicate)
         }
         let record = MigrationRecord(
             from: stored.fingerprint, to: current.schema.fingerprint, steps: steps.map(\.description), stages: stages)
@@ -98,18 +129,26 @@ enum SchemaMigrator {
         let history = stored.history + [record.summary(sequence: sequence, date: Date())]
         current = current.withSchema(current.schema.withHistory(history))
         current.sequence = sequence
-        return Outcome(graph: current, record: record, steps: steps, problems: [])
+        return Outcome(graph: current, record: record, steps: steps, problems: [], differences: differences)
     }
 
     static func counts(_ graph: Graph) -> [Int] {
         (0..<graph.schema.entities.count).map { graph.count(entity: UInt32($0)) }
     }
 
-    static func refusal(_ problems: [String], stored: Schema, given: Schema) -> TrellisError {
-        TrellisError(
+    /// The error of a refused migration: the problems, then how the schemas differ, in the message and as fields.
+    static func refusal(
+        _ problems: [String], stored: Schema, given: Schema, differences: [SchemaDifference],
+        duplicate: (TrellisError.UniqueViolation, ObjectID)?
+    ) -> TrellisError {
+        let listed =
+            differences.isEmpty
+            ? "" : "\nhow the schemas differ:\n  " + differences.map(\.description).joined(separator: "\n  ")
+        return TrellisError(
             .migrationRefused,
             "the store's schema (\(JournalFormat.hex16(stored.fingerprint))) cannot be migrated to this one "
                 + "(\(JournalFormat.hex16(given.fingerprint))); nothing was changed:\n  "
-                + problems.joined(separator: "\n  "))
+                + problems.joined(separator: "\n  ") + listed, object: duplicate?.1, uniqueViolation: duplicate?.0,
+            schemaDifferences: differences)
     }
 }

@@ -60,7 +60,8 @@ public final class Store: Sendable, DurablePublisher {
     /// Read-only opens take no lock. A store written with a schema of another structure is migrated when every
     /// change loses nothing (added, removed or renamed entities and properties, optionality, widened numbers, delete
     /// rules, counts the data meets, indexes), in one atomic step that keeps object IDs; anything else throws
-    /// `.migrationRefused`, listing each offending change or object, and changes nothing. Default values are not
+    /// `.migrationRefused`, listing each offending change or object (and in `schemaDifferences` each difference
+    /// with both sides), and changes nothing. Default values are not
     /// structure: a new default never stops a store from opening. A read-only open migrates in memory only.
     public convenience init(directory: URL, schema: Schema, options: StoreOptions = StoreOptions()) throws {
         try self.init(directory: directory, plan: ResolvedMigrationPlan(schema: schema), options: options)
