@@ -22,10 +22,16 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // ThreadSanitizer's annotations (weak, a no-op without its runtime), for the locks it cannot see.
+        .systemLibrary(
+            name: "CThreadSanitizer",
+            path: "Sources/CThreadSanitizer"
+        ),
         // The library's layers, each importing only those below it (`.ci/check-layers.py` keeps it so):
         // TrellisCore ◂ TrellisGraph ◂ TrellisJournal ◂ TrellisStore ◂ Trellis (the umbrella apps import).
         .target(
             name: "TrellisCore",
+            dependencies: ["CThreadSanitizer"],
             path: "Sources/TrellisCore"
         ),
         .target(

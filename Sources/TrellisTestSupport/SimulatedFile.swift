@@ -57,7 +57,7 @@ package final class SimulatedFile: LayerFile {
     /// with zeros, unsynced until the next sync. Not an operation of its own (no fault or halt counts it): like
     /// `posix_fallocate` failing, reserving nothing is never an error.
     package func preallocate(to size: Int) -> Bool {
-        layer.state.withLock { s in
+        layer.state.locked { s in
             guard s.preallocates, !s.dead, writable, var data = s.nodes[node]?.current else { return false }
             if data.count < size { data.append(contentsOf: repeatElement(0, count: size - data.count)) }
             s.nodes[node]!.current = data
@@ -67,9 +67,9 @@ package final class SimulatedFile: LayerFile {
 
     package func sync() throws {
         layer.passGate(.sync, path)
-        let delay = layer.state.withLock { $0.syncDelay }
+        let delay = layer.state.locked { $0.syncDelay }
         if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
-        try layer.state.withLock { s in
+        try layer.state.locked { s in
             do {
                 try s.begin(.sync, path)
             } catch {
@@ -105,11 +105,11 @@ package final class SimulatedLock: LayerLock {
     }
 
     package func release() {
-        let wasHeld = held.withLock { h in
+        let wasHeld = held.locked { h in
             defer { h = false }
             return h
         }
-        if wasHeld { layer.state.withLock { _ = $0.locks.remove(path) } }
+        if wasHeld { layer.state.locked { _ = $0.locks.remove(path) } }
     }
 
     deinit { release() }

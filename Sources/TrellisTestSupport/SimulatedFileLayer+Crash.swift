@@ -4,7 +4,7 @@ extension SimulatedFileLayer {
     /// The disk as it would be found after a power cut now, as a new layer; this one fails every later operation,
     /// so threads of the store that "died" cannot touch the survivor.
     package func crash(_ policy: CrashPolicy = CrashPolicy()) -> SimulatedFileLayer {
-        state.withLock { s in
+        state.locked { s in
             s.dead = true
             var random = SeededRandom(seed: policy.data.seed)
             var next = State()

@@ -46,14 +46,14 @@ extension SimulatedFileLayer {
     package func fileOperation<R>(
         _ operation: Operation, _ path: String, _ body: (inout State) throws -> R
     ) throws -> R {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(operation, path)
             return try body(&s)
         }
     }
 
     package func writeOperation(_ node: Int, _ path: String, _ bytes: [UInt8], at offset: Int) throws {
-        try state.withLock { s in
+        try state.locked { s in
             var count = bytes.count
             var failure: TrellisError?
             if let (fraction, error) = try s.check(.write, path) {

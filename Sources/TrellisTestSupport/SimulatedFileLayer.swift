@@ -175,25 +175,25 @@ package final class SimulatedFileLayer: FileLayer {
 
     // MARK: Test controls
 
-    package func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+    package func inject(_ fault: Fault) { state.locked { $0.faults.append(fault) } }
 
-    package func clearFaults() { state.withLock { $0.faults.removeAll() } }
+    package func clearFaults() { state.locked { $0.faults.removeAll() } }
 
     /// How many of the injected faults have fired (their `nth` matching operation happened).
-    package var firedFaults: Int { state.withLock { s in s.faults.filter { $0.seen >= $0.nth }.count } }
+    package var firedFaults: Int { state.locked { s in s.faults.filter { $0.seen >= $0.nth }.count } }
 
     /// Holds the `nth` `.sync` or `.syncDirectory` whose path contains `pathContains` (counted from now) before it
     /// runs, until the returned gate is released.
     package func block(_ operation: Operation, pathContains: String, nth: Int = 1) -> Gate {
         precondition(operation == .sync || operation == .syncDirectory, "only syncs can be blocked")
         let gate = Gate()
-        state.withLock { $0.gates.append((operation, pathContains, nth - 1, gate)) }
+        state.locked { $0.gates.append((operation, pathContains, nth - 1, gate)) }
         return gate
     }
 
     /// Waits at the gate aimed at this operation, if there is one (outside the disk's lock).
     package func passGate(_ operation: Operation, _ path: String) {
-        let gate = state.withLock { s -> Gate? in
+        let gate = state.locked { s -> Gate? in
             guard let i = s.gates.firstIndex(where: { $0.operation == operation && path.contains($0.pathContains) })
             else { return nil }
             if s.gates[i].skip > 0 {
@@ -209,16 +209,16 @@ package final class SimulatedFileLayer: FileLayer {
     /// unsynced bytes in the page cache, marked clean: reads still return them, later successful syncs do not write
     /// them, and a crash loses them (the bytes synced before, or zeros) while keeping bytes written and synced after
     /// them. Writing a byte again makes it dirty again. Granularity is the byte, the worst case of a 4 KiB page.
-    package func failedSyncCleansPages(_ on: Bool = true) { state.withLock { $0.failedSyncCleansPages = on } }
+    package func failedSyncCleansPages(_ on: Bool = true) { state.locked { $0.failedSyncCleansPages = on } }
 
     /// Makes `preallocate(to:)` reserve space as `posix_fallocate` does: the file grows to the size with zeros,
     /// which the next sync makes durable, so later appends overwrite synced zeros (and a crash of
     /// `.keepSectorsIndependently` or `.keepRandomSectors` can leave any of their sectors zero).
-    package func simulatePreallocation(_ on: Bool = true) { state.withLock { $0.preallocates = on } }
+    package func simulatePreallocation(_ on: Bool = true) { state.locked { $0.preallocates = on } }
 
     /// How many bytes of `path` a failed sync left clean but not durable (the "fsyncgate" mode).
     package func cleanNotDurableBytes(_ path: String) -> Int {
-        state.withLock { s in
+        state.locked { s in
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return 0 }
             return s.nodes[node]?.cleanNotDurable.count ?? 0
@@ -226,21 +226,21 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     /// Every operation so far, in order.
-    package var events: [Event] { state.withLock { $0.events } }
+    package var events: [Event] { state.locked { $0.events } }
 
-    package var operationCount: Int { state.withLock { $0.operationCount } }
+    package var operationCount: Int { state.locked { $0.operationCount } }
 
     /// The largest byte count a single read has asked for since the layer was made or `resetLargestRead()`.
-    package var largestRead: Int { state.withLock { $0.largestRead } }
+    package var largestRead: Int { state.locked { $0.largestRead } }
 
-    package func resetLargestRead() { state.withLock { $0.largestRead = 0 } }
+    package func resetLargestRead() { state.locked { $0.largestRead = 0 } }
 
     /// Makes every operation after the `count`th fail with `EIO`, as if the machine stopped there.
-    package func halt(afterOperations count: Int) { state.withLock { $0.haltAfter = count } }
+    package func halt(afterOperations count: Int) { state.locked { $0.haltAfter = count } }
 
     /// An independent copy of the disk as it is now (written data and entries, synced or not); this one lives on.
     package func copy() -> SimulatedFileLayer {
-        state.withLock { s in
+        state.locked { s in
             var copy = State()
             copy.nodes = s.nodes
             copy.nextNode = s.nextNode
@@ -251,7 +251,7 @@ package final class SimulatedFileLayer: FileLayer {
 
     /// The bytes a file holds now (written, synced or not), or nil when there is no such file.
     package func contents(_ path: String) -> [UInt8]? {
-        state.withLock { s in
+        state.locked { s in
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return nil }
             return s.nodes[node]?.current
@@ -260,7 +260,7 @@ package final class SimulatedFileLayer: FileLayer {
 
     /// Replaces a file's bytes as if they had been written and synced (a byte-level mutator for tests).
     package func setContents(_ path: String, _ bytes: [UInt8]) {
-        state.withLock { s in
+        state.locked { s in
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return }
             s.nodes[node] = Node(current: bytes, synced: bytes)
@@ -270,7 +270,7 @@ package final class SimulatedFileLayer: FileLayer {
     // MARK: FileLayer
 
     package func exists(_ path: String) -> (exists: Bool, isDirectory: Bool) {
-        state.withLock { s in
+        state.locked { s in
             if s.directories[path] != nil { return (true, true) }
             let (dir, name) = Self.split(path)
             return (s.directories[dir]?.entries[name] != nil, false)
@@ -278,7 +278,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func createDirectory(_ path: String) throws {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.mkdir, path)
             let (parent, _) = Self.split(path)
             if s.directories[path] == nil {
@@ -292,7 +292,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func list(_ directory: String) throws -> [String] {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.list, directory)
             guard let dir = s.directories[directory] else { throw Self.error(ENOENT, "opendir", directory) }
             return Array(dir.entries.keys)
@@ -300,7 +300,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func open(_ path: String, _ mode: FileOpenMode) throws -> any LayerFile {
-        try state.withLock { s in
+        try state.locked { s in
             let (dir, name) = Self.split(path)
             guard s.directories[dir] != nil else { throw Self.error(ENOENT, "open", path) }
             switch mode {
@@ -325,7 +325,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func rename(_ from: String, to: String) throws {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.rename, from + " -> " + to)
             let (fromDir, fromName) = Self.split(from)
             let (toDir, toName) = Self.split(to)
@@ -338,7 +338,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func link(_ existing: String, to new: String) throws {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.link, existing + " -> " + new)
             let (fromDir, fromName) = Self.split(existing)
             let (toDir, toName) = Self.split(new)
@@ -351,7 +351,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func remove(_ path: String) throws {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.remove, path)
             let (dir, name) = Self.split(path)
             guard s.directories[dir]?.entries.removeValue(forKey: name) != nil else {
@@ -362,7 +362,7 @@ package final class SimulatedFileLayer: FileLayer {
 
     package func syncDirectory(_ path: String) throws {
         passGate(.syncDirectory, path)
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.syncDirectory, path)
             guard let dir = s.directories[path] else { throw Self.error(ENOENT, "fsync", path) }
             s.directories[path]!.durableEntries = dir.entries
@@ -370,7 +370,7 @@ package final class SimulatedFileLayer: FileLayer {
     }
 
     package func lockExclusively(_ path: String) throws -> any LayerLock {
-        try state.withLock { s in
+        try state.locked { s in
             try s.begin(.lock, path)
             guard s.locks.insert(path).inserted else {
                 throw TrellisError(.locked, "\(path) is locked by another writer of this simulated disk")

@@ -66,7 +66,7 @@ struct ReadWhileWrite {
         control.stop.store(true, ordering: .releasing)
         control.done.wait()
         if let writerError { throw writerError }
-        var result = control.samples.withLock { $0 }
+        var result = control.samples.locked { $0 }
         result.writerMS = Double(end - start) / 1e6
         result.keep(from: start, to: end)
         return result
@@ -118,7 +118,7 @@ final class ReaderControl: Sendable {
             out.error = "\(error)"
         }
         if !signalled { ready.signal() }
-        samples.withLock { [out] in $0 = out }
+        samples.locked { [out] in $0 = out }
         done.signal()
     }
 }

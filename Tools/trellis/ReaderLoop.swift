@@ -32,7 +32,7 @@ final class ReaderLoop: Sendable {
     }
 
     private func record(_ s: Snapshot) {
-        versions.withLock { $0[s.sequence] = (s.count(entity: folder), s.count(entity: item)) }
+        versions.locked { $0[s.sequence] = (s.count(entity: folder), s.count(entity: item)) }
     }
 
     func start() {
@@ -46,7 +46,7 @@ final class ReaderLoop: Sendable {
                 let first = s.scan(rank, limit: 50)
                 let titles = first.compactMap { s.value($0, title) }
                 let elapsed = Int(DispatchTime.now().uptimeNanoseconds - start)
-                let expected = versions.withLock { $0[s.sequence] }
+                let expected = versions.locked { $0[s.sequence] }
                 if let expected, expected != (folders, items) || titles.count != min(50, items) {
                     badResults.add(1, ordering: .relaxed)
                 }

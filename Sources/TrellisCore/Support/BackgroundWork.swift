@@ -22,9 +22,9 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
 
     /// Runs the work here unless a thread has taken it already.
     private func runIfNotStarted() {
-        guard let work = work.withLock({ $0.take() }) else { return }
+        guard let work = work.locked({ $0.take() }) else { return }
         let value = work()
-        result.withLock { $0 = value }
+        result.locked { $0 = value }
         done.signal()
     }
 
@@ -33,7 +33,7 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     package func wait() -> Result {
         runIfNotStarted()
         done.wait()
-        return result.withLock { $0.take() }!
+        return result.locked { $0.take() }!
     }
 }
 

@@ -22,7 +22,7 @@ final class PosixFile: LayerFile {
 
     private var fd: Int32 {
         get throws {
-            let fd = descriptor.withLock { $0 }
+            let fd = descriptor.locked { $0 }
             guard fd >= 0 else { throw TrellisError(.io, "\(path) is already closed") }
             return fd
         }
@@ -96,7 +96,7 @@ final class PosixFile: LayerFile {
     }
 
     func close() {
-        let fd = descriptor.withLock { fd -> Int32 in
+        let fd = descriptor.locked { fd -> Int32 in
             defer { fd = -1 }
             return fd
         }

@@ -77,7 +77,7 @@ enum Zlib {
                 guard let deflated = deflateRaw(piece, level: level, strategy: strategy, last: k == pieces - 1)
                 else { return }
                 let adler = CZlib.adler32(1, piece.baseAddress, uInt(piece.count))
-                parts.withLock { $0[k] = (deflated, adler) }
+                parts.locked { $0[k] = (deflated, adler) }
             }
             if pieces == 1 {
                 piece(0)
@@ -85,7 +85,7 @@ enum Zlib {
                 DispatchQueue.concurrentPerform(iterations: pieces) { k in piece(k) }
             }
         }
-        let done = parts.withLock { $0 }.compactMap { $0 }
+        let done = parts.locked { $0 }.compactMap { $0 }
         guard done.count == pieces else { return nil }
         var total = 2 + 4
         for part in done { total += part.bytes.count }

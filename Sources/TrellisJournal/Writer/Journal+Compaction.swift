@@ -7,7 +7,7 @@ import TrellisGraph
 extension Journal {
     func automaticCompactionDue() -> Bool {
         guard options.compaction.automatic else { return false }
-        return files.withLock { f in
+        return files.locked { f in
             guard !f.compactionRunning else { return false }
             let journal = f.segmentBytes.values.reduce(0, +)
             let threshold = max(
@@ -18,8 +18,8 @@ extension Journal {
     }
 
     func startCompaction(tickets: [Ticket], preserveReplaced: Bool = false) throws {
-        let (graph, segmentEmpty) = writer.withLock { ($0.lastWrittenGraph, $0.segment?.isEmpty ?? true) }
-        let upToDate = files.withLock { f in
+        let (graph, segmentEmpty) = writer.locked { ($0.lastWrittenGraph, $0.segment?.isEmpty ?? true) }
+        let upToDate = files.locked { f in
             f.manifest.checkpointSequence == graph.sequence && f.manifest.firstSegment == f.manifest.lastSegment
         }
         if upToDate && segmentEmpty {
@@ -27,15 +27,15 @@ extension Journal {
             return
         }
         try rotate()
-        let firstKept = writer.withLock { $0.segment!.id }
+        let firstKept = writer.locked { $0.segment!.id }
         let done = Ticket()
-        files.withLock { f in
+        files.locked { f in
             f.compactionRunning = true
             f.compactionDone = done
         }
         let thread = Thread { [self] in
             compact(graph, firstKept: firstKept, tickets: tickets, preserveReplaced: preserveReplaced)
-            files.withLock { $0.compactionRunning = false }
+            files.locked { $0.compactionRunning = false }
             done.complete()
             wake.signal()
         }
@@ -57,8 +57,8 @@ extension Journal {
             if let failure { throw failure }
             let bytes = try Checkpoint.write(
                 graph, layer: layer, directory: directory, afterChunk: options.checkpointChunkHook)
-            let (old, replaced) = try manifestWrites.withLock { _ -> (Manifest, [UInt64]) in
-                let (old, replaced, synced) = try files.withLock { f -> (Manifest, [UInt64], UInt64) in
+            let (old, replaced) = try manifestWrites.locked { _ -> (Manifest, [UInt64]) in
+                let (old, replaced, synced) = try files.locked { f -> (Manifest, [UInt64], UInt64) in
                     if let failure { throw failure }
                     return (f.manifest, f.segmentBytes.keys.filter { $0 < firstKept }.sorted(), f.synced)
                 }
@@ -74,10 +74,10 @@ extension Journal {
                         names.append(JournalFormat.checkpointName(old.checkpointSequence))
                     }
                     let kept = try keepAsDamaged(names)
-                    files.withLock { $0.keptDamaged += kept }
+                    files.locked { $0.keptDamaged += kept }
                 }
                 try writeManifest(manifest)
-                files.withLock { f in
+                files.locked { f in
                     f.manifest = manifest
                     for id in replaced { f.segmentBytes[id] = nil }
                     f.compactions += 1
@@ -136,8 +136,8 @@ extension Journal {
     /// starts); returns the `*.damaged` names the replaced files were kept under.
     package func rewriteAfterSalvage() throws -> [String] {
         try startCompaction(tickets: [], preserveReplaced: true)
-        if let done = files.withLock({ $0.compactionDone }) { try done.wait() }
+        if let done = files.locked({ $0.compactionDone }) { try done.wait() }
         if let failure { throw failure }
-        return files.withLock { $0.keptDamaged }
+        return files.locked { $0.keptDamaged }
     }
 }

@@ -29,8 +29,8 @@ extension Journal {
 
     func takeWork() -> Work {
         while true {
-            let compactionRunning = files.withLock { $0.compactionRunning }
-            let (unsynced, lastSync) = writer.withLock { ($0.unsynced, $0.lastSync) }
+            let compactionRunning = files.locked { $0.compactionRunning }
+            let (unsynced, lastSync) = writer.locked { ($0.unsynced, $0.lastSync) }
             var deadline = DispatchTime.distantFuture
             var due = false
             if case .interval(let seconds) = options.durability, unsynced {
@@ -39,7 +39,7 @@ extension Journal {
             }
             let perCommit = options.durability == .perCommit
             let now = DispatchTime.now()
-            let work = inbox.withLock { box -> Work? in
+            let work = inbox.locked { box -> Work? in
                 // A compaction requested while one runs waits for it; close waits for both.
                 let compact = box.compactionRequested && !compactionRunning
                 // Without per-commit durability, records are written in batches (see `enqueue`).
@@ -91,14 +91,14 @@ extension Journal {
                 || work.closing || work.intervalDue
             if mustSync { try syncSegment() }
             if options.durability == .perCommit && !work.entries.isEmpty {
-                delivery.withLock { $0.target }?.publishDurable(work.entries.map(\.commit))
+                delivery.locked { $0.target }?.publishDurable(work.entries.map(\.commit))
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
             acknowledged = true
             if work.compact || (!work.closing && automaticCompactionDue()) {
                 try startCompaction(tickets: work.compactionTickets)
-            } else if writer.withLock({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
+            } else if writer.locked({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
                 try rotate()
             }
         } catch {
@@ -125,13 +125,13 @@ extension Journal {
     }
 
     func append(_ entries: [Entry]) throws {
-        try writer.withLock { w in
+        try writer.locked { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
             w.unsynced = true
             // Every frame says which record was durable when it was written (format version 6): the last one a
             // sync of this store confirmed, or that recovery kept (the opener synced it). Point-in-time recovery
             // reads it to tell a hole that only unacknowledged records follow from lost acknowledged ones.
-            let watermark = files.withLock { $0.synced }
+            let watermark = files.locked { $0.synced }
             if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
                 segment.end += try writeInParts(entries[0], to: segment, watermark: watermark)
             } else {
@@ -140,7 +140,7 @@ extension Journal {
             w.segment = segment
             w.lastWritten = entries.last!.sequence
             w.lastWrittenGraph = entries.last!.commit.snapshot
-            files.withLock { $0.segmentBytes[segment.id] = segment.end }
+            files.locked { $0.segmentBytes[segment.id] = segment.end }
         }
     }
 
@@ -193,13 +193,13 @@ extension Journal {
     static let preallocationStep = 256 << 10
 
     func syncSegment() throws {
-        try writer.withLock { w in
+        try writer.locked { w in
             guard w.unsynced, let segment = w.segment else { return }
             try segment.file.sync()
             w.unsynced = false
             w.lastSync = DispatchTime.now()
             let last = w.lastWritten
-            files.withLock { $0.synced = last }
+            files.locked { $0.synced = last }
         }
     }
 
@@ -207,19 +207,19 @@ extension Journal {
     /// goes into it.
     func rotate() throws {
         try syncSegment()
-        try writer.withLock { w in
+        try writer.locked { w in
             guard let old = w.segment else { return }
             let next = try OpenSegment.create(
                 id: old.id + 1, firstSequence: w.lastWritten + 1, schema: schema, layer: layer, directory: directory)
             do {
                 // `manifestWrites`, not `files`, is held across the manifest's syncs (see `compact`).
-                try manifestWrites.withLock { _ in
-                    var (manifest, synced) = files.withLock { ($0.manifest, $0.synced) }
+                try manifestWrites.locked { _ in
+                    var (manifest, synced) = files.locked { ($0.manifest, $0.synced) }
                     manifest.lastSegment = next.id
                     manifest.durableSequence = max(manifest.durableSequence, synced)
                     manifest.generation += 1
                     try writeManifest(manifest)
-                    files.withLock { f in
+                    files.locked { f in
                         f.manifest = manifest
                         f.segmentBytes[next.id] = next.end
                     }

@@ -98,13 +98,13 @@ package final class Journal: Sendable {
     /// A direct call through a weak reference, not a closure: taking a `@Sendable` closure out of a
     /// `Mutex<(@Sendable (…) -> Void)?>` and calling it costs the flusher a large part of a one-object durable commit.
     package func start(publisher: any DurablePublisher) {
-        delivery.withLock { $0.target = publisher }
+        delivery.locked { $0.target = publisher }
         let thread = Thread { [self] in run() }
         thread.name = "Trellis flusher"
         thread.start()
     }
 
-    package var failure: TrellisError? { failureState.withLock { $0 } }
+    package var failure: TrellisError? { failureState.locked { $0 } }
 
     // MARK: Requests from other threads
 
@@ -118,7 +118,7 @@ package final class Journal: Sendable {
     /// Queues a commit's record; call in sequence order.
     func enqueue(_ entry: Entry) {
         let perCommit = options.durability == .perCommit
-        let wakeFlusher = inbox.withLock { box -> Bool in
+        let wakeFlusher = inbox.locked { box -> Bool in
             let wasEmpty = box.entries.isEmpty
             if wasEmpty { box.oldestQueued = DispatchTime.now() }
             box.entries.append(entry)
@@ -175,7 +175,7 @@ package final class Journal: Sendable {
     /// Throws the journal's failure, if it failed at any time.
     package func close() throws {
         let ticket = Ticket()
-        let alreadyClosed = inbox.withLock { box -> Bool in
+        let alreadyClosed = inbox.locked { box -> Bool in
             if box.closed { return true }
             box.closing = true
             box.closeTickets.append(ticket)
@@ -188,7 +188,7 @@ package final class Journal: Sendable {
 
     private func submit(_ change: (inout Inbox) -> Void) throws {
         if let failure { throw failure }
-        try inbox.withLock { box in
+        try inbox.locked { box in
             guard !box.closing, !box.closed else {
                 throw TrellisError(.readOnly, "the store at \(directory) is closed")
             }
@@ -198,7 +198,7 @@ package final class Journal: Sendable {
     }
 
     func finishClosing() {
-        if let done = files.withLock({ $0.compactionDone }) { try? done.wait() }
+        if let done = files.locked({ $0.compactionDone }) { try? done.wait() }
         if failure == nil {
             // Every record is synced already; the manifest only claims less without it (a full disk cannot take
             // the new manifest), so the close succeeds and says so.
@@ -210,12 +210,12 @@ package final class Journal: Sendable {
                         + "lost; the next clean close, rotation or compaction records it)", error)
             }
         }
-        writer.withLock { w in
+        writer.locked { w in
             w.segment?.file.close()
             w.segment = nil
         }
         lock.release()
-        let (tickets, pending, flushes) = inbox.withLock { box in
+        let (tickets, pending, flushes) = inbox.locked { box in
             box.closed = true
             defer {
                 box.closeTickets = []
@@ -233,7 +233,7 @@ package final class Journal: Sendable {
     /// that a journal found ending before it is reported as a vanished tail. Not written when nothing was synced
     /// since the manifest was.
     private func recordDurableEnd() throws {
-        try files.withLock { f in
+        try files.locked { f in
             guard f.synced > f.manifest.durableSequence else { return }
             var manifest = f.manifest
             manifest.durableSequence = f.synced
@@ -246,7 +246,7 @@ package final class Journal: Sendable {
     /// Records the first failure for good and returns the error every commit gets from now on.
     @discardableResult
     func fail(_ error: any Error) -> TrellisError {
-        failureState.withLock { state in
+        failureState.locked { state in
             if let state { return state }
             let cause = (error as? TrellisError)?.message ?? "\(error)"
             let failure = TrellisError(
@@ -260,11 +260,11 @@ package final class Journal: Sendable {
 
     /// Problems that did not stop the store, each naming the file and the system error: a file the manifest no
     /// longer names that could not be removed (the next open removes it), and the like.
-    package var warnings: [String] { warningList.withLock { $0 } }
+    package var warnings: [String] { warningList.locked { $0 } }
 
     func warn(_ what: String, _ error: any Error) {
         let cause = (error as? TrellisError)?.message ?? "\(error)"
-        warningList.withLock { $0.append("\(what): \(cause)") }
+        warningList.locked { $0.append("\(what): \(cause)") }
     }
 
     /// Ends a journal whose flusher never started (an open that failed after creating it): waits for its
@@ -272,8 +272,8 @@ package final class Journal: Sendable {
     package func closeUnstarted() { finishClosing() }
 
     /// How many compactions have committed since open (tests and tools).
-    var compactionCount: Int { files.withLock { $0.compactions } }
+    var compactionCount: Int { files.locked { $0.compactions } }
 
     /// The manifest in force.
-    var manifest: Manifest { files.withLock { $0.manifest } }
+    var manifest: Manifest { files.locked { $0.manifest } }
 }

@@ -11,7 +11,7 @@ package final class Ticket: Sendable {
 
     /// Completes the ticket (nil: success). Call exactly once.
     func complete(_ error: TrellisError? = nil) {
-        outcome.withLock { $0 = error }
+        outcome.locked { $0 = error }
         done.signal()
     }
 
@@ -21,6 +21,6 @@ package final class Ticket: Sendable {
         done.wait()
         // Pass the signal on, so the next waiter (or a later wait) does not block: a latch, not a handoff.
         done.signal()
-        if let error = outcome.withLock({ $0 }) { throw error }
+        if let error = outcome.locked({ $0 }) { throw error }
     }
 }

@@ -25,7 +25,7 @@ final class CommitInbox: Sendable {
     func file(_ commit: Commit) -> Bool {
         guard commit.sequence > after else { return false }
         let changes = ContextChanges(commit.changes, schema: commit.snapshot.schema, sequence: commit.sequence)
-        return contents.withLock { inbox -> Bool in
+        return contents.locked { inbox -> Bool in
             if inbox.snapshot.map({ $0.sequence < commit.sequence }) ?? true { inbox.snapshot = commit.snapshot }
             inbox.commits.append((commit.sequence, changes))
             defer { inbox.scheduled = true }
@@ -35,7 +35,7 @@ final class CommitInbox: Sendable {
 
     /// Empties the inbox: the newest filed snapshot and the filed commits in sequence order.
     func take() -> (snapshot: Graph?, commits: [(sequence: UInt64, changes: ContextChanges)]) {
-        let taken = contents.withLock { inbox in
+        let taken = contents.locked { inbox in
             defer { inbox = Contents() }
             return inbox
         }

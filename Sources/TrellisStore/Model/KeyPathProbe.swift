@@ -34,13 +34,13 @@ enum KeyPathProbe {
     /// - Complexity: O(1) after the first call for a key path.
     static func resolve(_ keyPath: AnyKeyPath, on type: Model.Type) -> Target? {
         let key = KeyPathKey(keyPath)
-        if let known = cache.withLock({ $0[key] }) { return known }
+        if let known = cache.locked({ $0[key] }) { return known }
         let probe = type.init()
         let recorder = Recorder()
         probe.probe = recorder
         _ = probe[keyPath: keyPath]
         guard let target = recorder.touched else { return nil }
-        cache.withLock { $0[key] = target }
+        cache.locked { $0[key] = target }
         return target
     }
 }

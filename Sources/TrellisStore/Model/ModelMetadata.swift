@@ -40,10 +40,10 @@ final class ModelMetadata: Sendable {
     /// - Complexity: O(1) after the first call for a class.
     static func of(_ type: Model.Type) -> ModelMetadata {
         let key = ObjectIdentifier(type)
-        if let known = registry.withLock({ $0[key] }) { return known }
+        if let known = registry.locked({ $0[key] }) { return known }
         // Built outside the lock: making the instance runs the user's initializer.
         let built = ModelMetadata(type)
-        return registry.withLock { r in
+        return registry.locked { r in
             if let raced = r[key] { return raced }
             r[key] = built
             return built

@@ -34,7 +34,7 @@ enum ModelMirror {
         let cached = object[keyPath: keyPath].slot
         if cached >= 0 { return cached }
         let key = KeyPathKey(keyPath)
-        if let known = slotCache.withLock({ $0[key] }) {
+        if let known = slotCache.locked({ $0[key] }) {
             object[keyPath: keyPath].slot = known
             return known
         }
@@ -43,7 +43,7 @@ enum ModelMirror {
             preconditionFailure("Trellis: a wrapped property of \(M.self) is not visible to Mirror")
         }
         object[keyPath: keyPath].slot = ordinal
-        slotCache.withLock { $0[key] = ordinal }
+        slotCache.locked { $0[key] = ordinal }
         return ordinal
     }
 

@@ -40,9 +40,9 @@ extension Store {
     /// loop); until then, followed commits wait in an inbox and are applied together.
     /// - Complexity: O(1).
     @MainActor public var viewContext: ModelContext {
-        if let box = contexts.view.withLock({ $0 }) { return box.context }
+        if let box = contexts.view.locked({ $0 }) { return box.context }
         let box = ViewContextBox(store: self)
-        contexts.view.withLock { $0 = box }
+        contexts.view.locked { $0 = box }
         return box.context
     }
 
@@ -83,14 +83,14 @@ final class StoreContexts: Sendable {
     /// The binding of a model class to this store's schema, made on first use.
     func binding(for type: Model.Type, schema: Schema) -> EntityBinding {
         let key = ObjectIdentifier(type)
-        if let known = bindings.withLock({ $0[key] }) { return known }
+        if let known = bindings.locked({ $0[key] }) { return known }
         let binding: EntityBinding
         do {
             binding = try EntityBinding(ModelMetadata.of(type), schema: schema)
         } catch {
             preconditionFailure("Trellis: \(type) does not match the store's schema (\(error)); open it with models:")
         }
-        bindings.withLock { $0[key] = binding }
+        bindings.locked { $0[key] = binding }
         return binding
     }
 }

@@ -96,7 +96,7 @@ public final class Store: Sendable, DurablePublisher {
 
     /// The newest published version of the graph.
     /// - Complexity: O(1); never waits for a commit in progress.
-    public var snapshot: Snapshot { published.withLock { $0 } }
+    public var snapshot: Snapshot { published.locked { $0 } }
 
     /// A new, empty transaction against this store's schema.
     public func transaction() -> Transaction { Transaction(schema: schema, allocator: allocator) }
@@ -112,11 +112,11 @@ public final class Store: Sendable, DurablePublisher {
     @discardableResult
     public func commit(_ transaction: consuming Transaction) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
-        let (commit, durable): (Commit, Ticket?) = try writer.withLock { head in
+        let (commit, durable): (Commit, Ticket?) = try writer.locked { head in
             // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
             // hold commits that are not durable yet, which no reader may see.
             if transaction.isEmpty {
-                let current = published.withLock { $0 }
+                let current = published.locked { $0 }
                 return (Commit(sequence: current.sequence, changes: ChangeSet(), snapshot: current), nil)
             }
             try checkWritable()
@@ -124,7 +124,7 @@ public final class Store: Sendable, DurablePublisher {
                 transaction, on: head, encodingAhead: journal != nil)
             if changes.isEmpty {
                 // Nothing to do after resolution (a link that already exists): no sequence number is spent.
-                let current = published.withLock { $0 }
+                let current = published.locked { $0 }
                 return (Commit(sequence: current.sequence, changes: changes, snapshot: current), nil)
             }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
@@ -181,8 +181,8 @@ public final class Store: Sendable, DurablePublisher {
     /// Writes and syncs every commit, waits for a running compaction, closes the files and releases the writer
     /// lock. Later commits throw `.readOnly`. Throws the store's failure if it failed at any time.
     public func close() throws {
-        let wasClosed = writer.withLock { _ in
-            closed.withLock { c in
+        let wasClosed = writer.locked { _ in
+            closed.locked { c in
                 defer { c = true }
                 return c
             }
@@ -204,7 +204,7 @@ public final class Store: Sendable, DurablePublisher {
 
     private func checkWritable() throws {
         if isReadOnly { throw TrellisError(.readOnly, "the store is open read-only") }
-        if closed.withLock({ $0 }) { throw TrellisError(.readOnly, "the store is closed") }
+        if closed.locked({ $0 }) { throw TrellisError(.readOnly, "the store is closed") }
         if let failure = journal?.failure { throw failure }
     }
 
@@ -217,7 +217,7 @@ public final class Store: Sendable, DurablePublisher {
 
     /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.
     private func publish(_ graph: Graph) {
-        let replaced = published.withLock { current -> Graph in
+        let replaced = published.locked { current -> Graph in
             defer { current = graph }
             return current
         }
@@ -229,12 +229,12 @@ public final class Store: Sendable, DurablePublisher {
     /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: on
     /// the store's flusher thread, once the commit is durable); keep it short (hop to your own actor or queue). Observation ends when the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
-        let id = observers.withLock { $0.add(handler) }
-        return ObservationToken { [weak self] in self?.observers.withLock { $0.remove(id) } }
+        let id = observers.locked { $0.add(handler) }
+        return ObservationToken { [weak self] in self?.observers.locked { $0.remove(id) } }
     }
 
     private func notify(_ commit: Commit) {
-        let handlers = observers.withLock { $0.handlers }
+        let handlers = observers.locked { $0.handlers }
         for handler in handlers { handler(commit) }
     }
 }
@@ -262,7 +262,7 @@ public final class ObservationToken: Sendable {
 
     /// Stops the handler; calls already running finish. Releasing the token cancels too.
     public func cancel() {
-        let action = cancelAction.withLock { a -> (@Sendable () -> Void)? in
+        let action = cancelAction.locked { a -> (@Sendable () -> Void)? in
             defer { a = nil }
             return a
         }

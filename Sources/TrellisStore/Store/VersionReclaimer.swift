@@ -24,18 +24,18 @@ final class VersionReclaimer: Sendable {
     private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
 
     /// How many replaced versions are being kept (for tests).
-    var keptCount: Int { retired.withLock { $0.list.count } }
+    var keptCount: Int { retired.locked { $0.list.count } }
 
     /// How many versions pushed out by `limit` wait for the next batch (for tests).
-    var overflowCount: Int { retired.withLock { $0.overflow.count } }
+    var overflowCount: Int { retired.locked { $0.overflow.count } }
 
     /// The sequence numbers of the versions being kept, oldest first (for tests).
-    var keptVersions: [UInt64] { retired.withLock { $0.list.map(\.graph.sequence) } }
+    var keptVersions: [UInt64] { retired.locked { $0.list.map(\.graph.sequence) } }
 
     /// Takes over a version that was just replaced by a newer published one.
     func retire(_ graph: Graph) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (overflow, first) = retired.withLock { state -> ([Graph], Bool) in
+        let (overflow, first) = retired.locked { state -> ([Graph], Bool) in
             state.list.append((now, graph))
             if state.list.count > Self.limit { state.overflow.append(state.list.removeFirst().graph) }
             var overflow: [Graph] = []
@@ -64,7 +64,7 @@ final class VersionReclaimer: Sendable {
     /// timer, that was the queue's thread, up to `grace` later, while the caller may already be loading the store
     /// again (and allocating from the heap that thread frees into).
     func drain() {
-        let kept = retired.withLock { state -> [Graph] in
+        let kept = retired.locked { state -> [Graph] in
             let kept = state.list.map(\.graph) + state.overflow
             state.list = []
             state.overflow = []
@@ -76,7 +76,7 @@ final class VersionReclaimer: Sendable {
     private func schedule() {
         queue.asyncAfter(deadline: .now() + Self.grace) { [self] in
             let cutoff = DispatchTime.now().uptimeNanoseconds &- UInt64(Self.grace * 1e9)
-            let (expired, more) = retired.withLock { state -> ([Graph], Bool) in
+            let (expired, more) = retired.locked { state -> ([Graph], Bool) in
                 let n = state.list.prefix { $0.time <= cutoff }.count
                 var expired = state.list.prefix(n).map(\.graph)
                 state.list.removeFirst(n)

@@ -33,7 +33,7 @@ import TrellisTestSupport
                 }
                 try store.commit(tx)
             } catch {
-                commitError.withLock { $0 = "\(error)" }
+                commitError.locked { $0 = "\(error)" }
             }
             committed.signal()
         }
@@ -50,19 +50,19 @@ import TrellisTestSupport
                     DynamicQuery("Item", where: .greater("score", .double(989.5)), sortBy: [.init("score")]))
                 let count = (try? snapshot.count("Item")) ?? -1
                 let first = top?.first.flatMap { try? snapshot.value($0, "title") }
-                rounds.withLock { $0.append(count == 1_000 && top?.count == 10 && first == "seed 990" ? 1 : 0) }
+                rounds.locked { $0.append(count == 1_000 && top?.count == 10 && first == "seed 990" ? 1 : 0) }
             }
         }
         let finished = readerDone.wait(timeout: .now() + 30) == .success
         #expect(finished, "the reader waited for the held commit")
         // Still held: the reads above ran while the commit was in flight, not after it.
         #expect(committed.wait(timeout: .now()) == .timedOut, "the commit returned before its sync was released")
-        let seen = rounds.withLock { $0 }
+        let seen = rounds.locked { $0 }
         #expect(seen.count == 200 && seen.allSatisfy { $0 == 1 }, "rounds that saw the version before: \(seen.count)")
 
         gate.release()
         #expect(committed.wait(timeout: .now() + 120) == .success)
-        #expect(commitError.withLock { $0 } == nil)
+        #expect(commitError.locked { $0 } == nil)
         #expect(try store.snapshot.count("Item") == 101_000)
         try store.close()
     }

@@ -19,11 +19,11 @@ import Testing
 
         func mark(_ name: String) {
             let now = ContinuousClock.now
-            marks.withLock { $0[name] = now }
+            marks.locked { $0[name] = now }
         }
 
         func window(_ name: String) -> ClosedRange<ContinuousClock.Instant>? {
-            marks.withLock { m in m["\(name) start"].flatMap { s in m["\(name) end"].map { s...$0 } } }
+            marks.locked { m in m["\(name) start"].flatMap { s in m["\(name) end"].map { s...$0 } } }
         }
     }
 

@@ -34,7 +34,7 @@ import TrellisTestSupport
             do {
                 _ = try CrashWorkload.commit(6, to: store)
             } catch {
-                failure.withLock { $0 = "\(error)" }
+                failure.locked { $0 = "\(error)" }
             }
             committed.signal()
         }
@@ -43,7 +43,7 @@ import TrellisTestSupport
         if !completed { committed.wait() }
         compacted.wait()
         #expect(completed, "the commit waited for the compaction's manifest sync")
-        #expect(failure.withLock { $0 } == nil)
+        #expect(failure.locked { $0 } == nil)
         #expect(store.journal!.manifest.checkpointSequence == 5)
         try store.close()
         _ = try CrashDriver.expectRecovery(disk.crash(), acknowledged: 6)

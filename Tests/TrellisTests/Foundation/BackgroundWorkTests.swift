@@ -14,8 +14,8 @@ import Testing
     /// Which threads ran a piece of work, and how often.
     final class Runs: Sendable {
         let threads = Mutex<[String]>([])
-        func record(_ name: String) { threads.withLock { $0.append(name) } }
-        var all: [String] { threads.withLock { $0 } }
+        func record(_ name: String) { threads.locked { $0.append(name) } }
+        var all: [String] { threads.locked { $0 } }
     }
 
     @Test(.timeLimit(.minutes(1)))

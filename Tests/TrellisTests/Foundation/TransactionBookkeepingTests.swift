@@ -55,12 +55,12 @@ import Testing
                 let entity = UInt32((k + n) % 2)
                 mine[Int(entity)].append(allocator.allocate(entity))
             }
-            taken.withLock {
+            taken.locked {
                 $0[0] += mine[0]
                 $0[1] += mine[1]
             }
         }
-        let serials = taken.withLock { $0 }
+        let serials = taken.locked { $0 }
         #expect(serials[0].sorted() == Array(1...10_000))
         #expect(serials[1].sorted() == Array(42...10_041))
         let block = allocator.allocate(0, count: 100)

@@ -65,7 +65,7 @@ import Testing
             init(_ outcome: Outcome) { self.outcome = outcome }
             deinit {
                 let elsewhere = pthread_equal(pthread_self(), creator) == 0
-                outcome.freedElsewhere.withLock { $0 = elsewhere }
+                outcome.freedElsewhere.locked { $0 = elsewhere }
             }
         }
         let reclaimer = VersionReclaimer()
@@ -73,8 +73,8 @@ import Testing
         // Built, handed over and dropped on one thread, so that thread would free it without the reclaimer.
         let handedOver: @Sendable () -> Void = { reclaimer.dispose([Witness(outcome), Witness(outcome)]) }
         handedOver()
-        #expect(outcome.freedElsewhere.withLock { $0 } == nil)  // held for the delay
-        #expect(eventually { outcome.freedElsewhere.withLock { $0 } != nil }, "never freed")
-        #expect(outcome.freedElsewhere.withLock { $0 } == true)
+        #expect(outcome.freedElsewhere.locked { $0 } == nil)  // held for the delay
+        #expect(eventually { outcome.freedElsewhere.locked { $0 } != nil }, "never freed")
+        #expect(outcome.freedElsewhere.locked { $0 } == true)
     }
 }

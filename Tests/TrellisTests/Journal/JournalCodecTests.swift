@@ -47,10 +47,10 @@ import TrellisTestSupport
     @Test func changeSetRoundTripsWithOldValuesAndDeletedTargets() throws {
         let store = Store(schema: JournalWorkload.schema)
         let collected = Mutex<[ChangeSet]>([])
-        let token = store.observe { commit in collected.withLock { $0.append(commit.changes) } }
+        let token = store.observe { commit in collected.locked { $0.append(commit.changes) } }
         try JournalWorkload.run(store, seed: 7, commits: 60)
         token.cancel()
-        let changes = collected.withLock { $0 }
+        let changes = collected.locked { $0 }
         #expect(changes.contains { !$0.deletes.isEmpty } && changes.contains { !$0.updates.isEmpty })
         for c in changes {
             let bytes = ChangeSetCodec.encode(c, schema: store.schema)
@@ -61,10 +61,10 @@ import TrellisTestSupport
     @Test func truncatedOrGarbledChangeSetsThrowInsteadOfTrapping() throws {
         let store = Store(schema: JournalWorkload.schema)
         let latest = Mutex(ChangeSet())
-        let token = store.observe { commit in latest.withLock { $0 = commit.changes } }
+        let token = store.observe { commit in latest.locked { $0 = commit.changes } }
         try JournalWorkload.run(store, seed: 3, commits: 5)
         token.cancel()
-        let last = latest.withLock { $0 }
+        let last = latest.locked { $0 }
         let bytes = ChangeSetCodec.encode(last, schema: store.schema)
         for cut in 0..<bytes.count {
             #expect(throws: TrellisError.self) {

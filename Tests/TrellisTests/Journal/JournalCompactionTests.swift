@@ -25,12 +25,12 @@ import TrellisTestSupport
         //            readers ─────────── read snapshots the whole time ───────────────
         options.checkpointChunkHook = {
             guard
-                firstChunk.withLock({ f in
+                firstChunk.locked({ f in
                     defer { f = false }; return f
                 })
             else { return }
             checkpointStarted.signal()
-            if resumeCheckpoint.wait(timeout: .now() + 20) == .timedOut { holdTimedOut.withLock { $0 = true } }
+            if resumeCheckpoint.wait(timeout: .now() + 20) == .timedOut { holdTimedOut.locked { $0 = true } }
         }
         let store = try disk.open(JournalWorkload.schema, options)
         for batch in 0..<5 {
@@ -46,21 +46,21 @@ import TrellisTestSupport
             readersDone.enter()
             Thread.detachNewThread {
                 defer { readersDone.leave() }
-                while !stop.withLock({ $0 }) {
+                while !stop.locked({ $0 }) {
                     let snapshot = store.snapshot
-                    if (try? snapshot.count("Tag")) ?? 0 >= 500 { reads.withLock { $0[r] += 1 } }
+                    if (try? snapshot.count("Tag")) ?? 0 >= 500 { reads.locked { $0[r] += 1 } }
                 }
             }
         }
         let compacted = DispatchSemaphore(value: 0)
         let compactionError = Mutex<TrellisError?>(nil)
         Thread.detachNewThread {
-            do { try store.compact() } catch let error as TrellisError { compactionError.withLock { $0 = error } } catch
-            {}
+            do { try store.compact() } catch let error as TrellisError { compactionError.locked { $0 = error } } catch {
+            }
             compacted.signal()
         }
         #expect(checkpointStarted.wait(timeout: .now() + 20) == .success)
-        let readsBefore = reads.withLock { $0 }
+        let readsBefore = reads.locked { $0 }
         var commitsDuringCheckpoint = 0
         for i in 0..<20 {
             var tx = store.transaction()
@@ -69,20 +69,20 @@ import TrellisTestSupport
             commitsDuringCheckpoint += 1
         }
         // The commits ran while the checkpoint was held: it is still held, and did not time out.
-        #expect(!holdTimedOut.withLock { $0 }, "the commits finished only after the held checkpoint gave up")
+        #expect(!holdTimedOut.locked { $0 }, "the commits finished only after the held checkpoint gave up")
         #expect(compacted.wait(timeout: .now()) == .timedOut, "the compaction finished before the commits did")
         // Each reader reads while it is held too (waited for, with a limit that fails the test).
         let deadline = Date().addingTimeInterval(10)
-        while zip(reads.withLock { $0 }, readsBefore).contains(where: { $0 <= $1 }) && Date() < deadline {
+        while zip(reads.locked { $0 }, readsBefore).contains(where: { $0 <= $1 }) && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.001)
         }
-        let readsDuring = zip(reads.withLock { $0 }, readsBefore).map { $0 - $1 }
+        let readsDuring = zip(reads.locked { $0 }, readsBefore).map { $0 - $1 }
         resumeCheckpoint.signal()
         #expect(compacted.wait(timeout: .now() + 20) == .success)
-        stop.withLock { $0 = true }
+        stop.locked { $0 = true }
         readersDone.wait()
 
-        #expect(compactionError.withLock { $0 } == nil)
+        #expect(compactionError.locked { $0 } == nil)
         #expect(commitsDuringCheckpoint == 20)
         #expect(readsDuring.allSatisfy { $0 > 0 }, "reads while the checkpoint was held: \(readsDuring)")
         #expect(try store.snapshot.count("Tag") == 520)

@@ -85,13 +85,13 @@ import TrellisTestSupport
         let seen = Mutex<[UInt64]>([])
         let token = store.observe { commit in
             // The observer runs once the commit is durable: its sync is already in the operation log.
-            seen.withLock { $0.append(commit.sequence) }
+            seen.locked { $0.append(commit.sequence) }
         }
         for i in 0..<5 {
             var tx = store.transaction()
             try tx.insert("Tag", ["label": .string("t\(i)")])
             let commit = try store.commit(tx)
-            #expect(seen.withLock { $0.last } == commit.sequence)
+            #expect(seen.locked { $0.last } == commit.sequence)
             #expect(store.snapshot.sequence == commit.sequence)
         }
         token.cancel()
@@ -104,7 +104,7 @@ import TrellisTestSupport
     @Test func concurrentCommitsShareSyncsAndAllSurviveACrash() throws {
         let disk = SimulatedFileLayer()
         let store = try disk.open()
-        disk.state.withLock { $0.syncDelay = 0.005 }
+        disk.state.locked { $0.syncDelay = 0.005 }
         let syncsBefore = disk.events.filter { $0.operation == .sync }.count
         let acknowledged = Mutex(0)
         // Real threads (concurrentPerform would run only as many as there are cores).
@@ -116,13 +116,13 @@ import TrellisTestSupport
                 for i in 0..<25 {
                     var tx = store.transaction()
                     _ = try? tx.insert("Tag", ["label": .string("t\(thread)-\(i)")])
-                    if (try? store.commit(tx)) != nil { acknowledged.withLock { $0 += 1 } }
+                    if (try? store.commit(tx)) != nil { acknowledged.locked { $0 += 1 } }
                 }
             }
         }
         group.wait()
         let syncs = disk.events.filter { $0.operation == .sync }.count - syncsBefore
-        #expect(acknowledged.withLock { $0 } == 200)
+        #expect(acknowledged.locked { $0 } == 200)
         #expect(syncs < 100, "200 commits took \(syncs) syncs")
         let reopened = try disk.crash(.init(data: .dropUnsynced)).open()
         #expect(try reopened.snapshot.count("Tag") == 200)

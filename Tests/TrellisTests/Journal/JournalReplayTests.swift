@@ -122,13 +122,13 @@ import TrellisTestSupport
         let disk = SimulatedFileLayer()
         let store = try disk.open(JournalWorkload.schema, disk.options(.none))
         let versions = Mutex<[UInt64: Graph]>([0: store.snapshot])
-        let token = store.observe { commit in versions.withLock { $0[commit.sequence] = commit.snapshot } }
+        let token = store.observe { commit in versions.locked { $0[commit.sequence] = commit.snapshot } }
         try JournalWorkload.run(store, seed: 5, commits: 30)
         token.cancel()
         let survivor = disk.crash(.init(data: .tearUnsynced(seed: 3)))
         let reopened = try survivor.open()
         let recovered = reopened.snapshot
-        let expected = try #require(versions.withLock { $0[recovered.sequence] })
+        let expected = try #require(versions.locked { $0[recovered.sequence] })
         #expect(GraphEquality.differences(expected, recovered) == [])
         try reopened.close()
         try? store.close()

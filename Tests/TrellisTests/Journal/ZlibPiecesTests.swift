@@ -95,10 +95,10 @@ import Testing
             for round in 0..<50 {
                 let n = (k + round) % inputs.count
                 if Zlib.decompress(packed[n][...], count: inputs[n].count) != inputs[n] {
-                    mismatches.withLock { $0 += 1 }
+                    mismatches.locked { $0 += 1 }
                 }
             }
         }
-        #expect(mismatches.withLock { $0 } == 0)
+        #expect(mismatches.locked { $0 } == 0)
     }
 }
