@@ -1622,7 +1622,10 @@ def export_text(store_path, graph):
     schema = graph.schema
     out = ["{\n  \"store\": " + json_quote(store_path) + ",\n  \"sequence\": " + str(graph.sequence)
            + ",\n  \"schemaFingerprint\": \"" + hex16(schema.fingerprint) + "\",\n  \"entities\": {\n"]
-    for e_number, e in enumerate(schema.entities):
+    # A retired entity (a placeholder a migration left so the numbers after it stay) is no entity: not exported.
+    shown = [n for n, e in enumerate(schema.entities) if not e.retired]
+    for position, e_number in enumerate(shown):
+        e = schema.entities[e_number]
         out.append("    " + json_quote(e.name) + ": [")
         first = True
         table = graph.tables[e_number]
@@ -1636,7 +1639,7 @@ def export_text(store_path, graph):
                         ("relationships", obj(rels))])
             out.append(("\n      " if first else ",\n      ") + item)
             first = False
-        out.append(("" if first else "\n    ") + "]" + ("," if e_number + 1 < len(schema.entities) else "") + "\n")
+        out.append(("" if first else "\n    ") + "]" + ("," if position + 1 < len(shown) else "") + "\n")
     out.append("  }\n}\n")
     return "".join(out)
 
