@@ -12,20 +12,24 @@ import Trellis
 ///     n % 7 == 0:       retitle item n - 5
 ///     n % 13 == 0:      delete item n - 12
 ///     n % 50 == 0:      the note is 20 KB (a record that spans many sectors)
+///
+/// Folder names are unique and items are indexed on title and score, so that a recovery that loses or keeps a wrong
+/// index entry differs from the replay (`GraphEquality` compares indexes).
 enum CrashWorkload {
     static let schema = try! Schema([
         EntityDescription(
             "Folder", attributes: [AttributeDescription("name", .string)],
             relationships: [
                 RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true, deleteRule: .cascade)
-            ]),
+            ], indexes: [.unique("name")]),
         EntityDescription(
             "Item",
             attributes: [
                 AttributeDescription("title", .string), AttributeDescription("score", .double),
                 AttributeDescription("note", .data, optional: true),
             ],
-            relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")]),
+            relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")],
+            indexes: [.on("title"), .on("score")]),
     ])
 
     static let folderEntity: UInt32 = 0
@@ -64,8 +68,9 @@ enum CrashWorkload {
         return try store.commit(tx)
     }
 
-    /// The graph after each of transactions 0…`count` (index 0: empty), from an in-memory store.
-    static func versions(through count: Int) throws -> [Snapshot] {
+    /// The graph after each of transactions 0…`count` (index 0: empty), from an in-memory store of `schema` (the
+    /// workload's; an older one for stores an older build wrote).
+    static func versions(through count: Int, schema: Schema = schema) throws -> [Snapshot] {
         let store = Store(schema: schema)
         var out = [store.snapshot]
         out.reserveCapacity(count + 1)

@@ -13,6 +13,23 @@ import Testing
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/format3-store")
 
+    /// The crash workload's schema when the fixture was written (before its indexes).
+    static let schema = try! Schema(
+        CrashWorkload.schema.entities.map { entity in
+            var unindexed = entity
+            unindexed.indexes = []
+            return unindexed
+        })
+    static let versions = try! CrashWorkload.versions(through: 41, schema: schema)
+
+    /// `CrashExpectations.expectPrefix` against the fixture's own schema.
+    func expectPrefix(_ graph: Graph, acknowledged: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(graph.sequence == UInt64(acknowledged), sourceLocation: sourceLocation)
+        #expect(
+            CrashExpectations.problems(graph, comparedWith: Self.versions[acknowledged]) == [],
+            sourceLocation: sourceLocation)
+    }
+
     func copy() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("format3-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: Self.fixture, to: directory)
@@ -30,18 +47,18 @@ import Testing
         let directory = try copy()
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(try CrashExpectations.problems(directory).isEmpty, "verify reads version 3")
-        let store = try Store(directory: directory, schema: CrashWorkload.schema)
+        let store = try Store(directory: directory, schema: Self.schema)
         #expect(store.schema.history.isEmpty)
-        CrashExpectations.expectPrefix(store.snapshot, acknowledged: 40)
+        expectPrefix(store.snapshot, acknowledged: 40)
         try store.write { tx in try CrashWorkload.fill(&tx, 41) }
         try store.close()
         // Version-3 files and a version-4 record in one store; then a version-4 checkpoint.
-        let reopened = try Store(directory: directory, schema: CrashWorkload.schema)
-        CrashExpectations.expectPrefix(reopened.snapshot, acknowledged: 41)
+        let reopened = try Store(directory: directory, schema: Self.schema)
+        expectPrefix(reopened.snapshot, acknowledged: 41)
         try reopened.compact()
         try reopened.close()
-        let compacted = try Store(directory: directory, schema: CrashWorkload.schema)
-        CrashExpectations.expectPrefix(compacted.snapshot, acknowledged: 41)
+        let compacted = try Store(directory: directory, schema: Self.schema)
+        expectPrefix(compacted.snapshot, acknowledged: 41)
         try compacted.close()
         #expect(try CrashExpectations.problems(directory).isEmpty)
     }
@@ -49,11 +66,11 @@ import Testing
     @Test func aVersionThreeStoreMigrates() throws {
         let directory = try copy()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var entities = CrashWorkload.schema.entities
+        var entities = Self.schema.entities
         entities[1].attributes.append(AttributeDescription("pinned", .bool, default: true))
         entities[1].attributes[0] = AttributeDescription("headline", .string, originalName: "title")
         let store = try Store(directory: directory, schema: Schema(entities))
-        let expected = CrashExpectations.versions[40]
+        let expected = Self.versions[40]
         let items = expected.objectIDs(entity: CrashWorkload.itemEntity)
         #expect(try store.snapshot.count("Item") == items.count)
         for id in items {
