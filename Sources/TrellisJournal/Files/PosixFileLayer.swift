@@ -71,8 +71,17 @@ struct PosixFileLayer: FileLayer {
     func lockExclusively(_ path: String) throws -> any LayerLock {
         let fd = try retryingInterrupts("open", path) { posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
         // flock locks belong to the open file description, so a second open in this same process is refused too
-        // (fcntl locks would not be).
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        // (fcntl locks would not be). The same holds for a child this process forks: until it execs (which closes
+        // the descriptor, opened close-on-exec) it holds the lock of a store this process just closed. So a busy lock
+        // is tried again for a quarter of a second before it counts as another writer's.
+        var acquired = flock(fd, LOCK_EX | LOCK_NB) == 0
+        var attempts = 0
+        while !acquired && errno == EWOULDBLOCK && attempts < 50 {
+            attempts += 1
+            usleep(5_000)
+            acquired = flock(fd, LOCK_EX | LOCK_NB) == 0
+        }
+        if !acquired {
             let error = errno
             let holder = PosixFile(fd: fd, path: path)
             let pid = (try? holder.read(at: 0, count: 32)).map { String(decoding: $0, as: UTF8.self) } ?? ""

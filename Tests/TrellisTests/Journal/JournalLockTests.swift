@@ -38,6 +38,28 @@ import Testing
     /// The lock is an `flock` on the store's LOCK file, so any other process's `flock` sees it: here `flock(1)`
     /// stands in for a second Trellis process in both directions. (A test that runs a second Trellis writer process
     /// belongs with the `trellis` tool, which the crash suite will build on.)
+    /// A child this process forks holds the lock of a store it just closed until the child execs; a writer opening
+    /// in that moment waited for nothing and was refused as if another process wrote the store (seen in the crash
+    /// suite's long mode, where children are spawned all the time). A lock that comes free within a quarter of a
+    /// second is now waited for.
+    @Test func aLockThatComesFreeAMomentLaterIsWaitedFor() throws {
+        let temporary = TemporaryDirectory()
+        let schema = JournalWorkload.schema
+        try Self.openWriter(temporary.store, schema).close()
+        // Another open file description holds the lock, as a forked child's copy of the descriptor would.
+        let lockPath = temporary.store.appendingPathComponent("LOCK").path
+        let held = open(lockPath, O_RDWR)
+        try #require(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
+        let release = Thread {
+            usleep(50_000)
+            close(held)
+        }
+        release.start()
+        let store = try Store(directory: temporary.store, schema: schema)
+        try store.close()
+        #expect(eventually { release.isFinished })
+    }
+
     @Test func theLockExcludesOtherProcesses() throws {
         // util-linux's flock(1) is on every Debian system; without it the test fails rather than passing unseen.
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "flock(1) is missing")
