@@ -52,6 +52,13 @@ extension SimulatedFileLayer {
         }
     }
 
+    /// Writes `bytes` at `offset` of `data`, growing it with zeros as a file grows.
+    private static func write(_ bytes: ArraySlice<UInt8>, at offset: Int, into data: inout [UInt8]) {
+        let end = offset + bytes.count
+        if data.count < end { data.append(contentsOf: repeatElement(0, count: end - data.count)) }
+        data.replaceSubrange(offset..<end, with: bytes)
+    }
+
     package func writeOperation(_ node: Int, _ path: String, _ bytes: [UInt8], at offset: Int) throws {
         try state.locked { s in
             var count = bytes.count
@@ -60,12 +67,10 @@ extension SimulatedFileLayer {
                 count = Int(Double(bytes.count) * fraction)
                 failure = error
             }
-            guard var data = s.nodes[node]?.current else { throw Self.error(ENOENT, "pwrite", path) }
-            if data.count < offset { data.append(contentsOf: repeatElement(0, count: offset - data.count)) }
+            guard s.nodes[node] != nil else { throw Self.error(ENOENT, "pwrite", path) }
             let end = offset + count
-            if data.count < end { data.append(contentsOf: repeatElement(0, count: end - data.count)) }
-            data.replaceSubrange(offset..<end, with: bytes.prefix(count))
-            s.nodes[node]!.current = data
+            // In place: a copy of the file out of the dictionary and back made every write cost the file's size.
+            Self.write(bytes.prefix(count), at: offset, into: &s.nodes[node]!.current)
             if !s.nodes[node]!.cleanNotDurable.isEmpty {
                 // Written again, those bytes are dirty again: the next successful sync makes them durable.
                 for i in offset..<end { s.nodes[node]!.cleanNotDurable[i] = nil }
