@@ -12,19 +12,24 @@ import Testing
 @Suite struct KillCrashTests {
     typealias X = CrashExpectations
 
+    /// Rounds in all, shared by `lanes` stores that run side by side (one child process each), so both cores work.
     static let rounds = X.long ? 2_000 : 200
+    static let lanes = 2
     /// The long mode stops starting rounds after this many seconds (and says so), so it stays bounded.
     static let budget: Double = X.long ? 1_500 : 240
 
-    @Test("12: SIGKILL at random moments, round after round, never loses an acknowledged commit")
-    func sigkillAtRandomMomentsNeverLosesAnAcknowledgedCommit() throws {
+    @Test(
+        "12: SIGKILL at random moments, round after round, never loses an acknowledged commit",
+        arguments: 0..<lanes)
+    func sigkillAtRandomMomentsNeverLosesAnAcknowledgedCommit(lane: Int) throws {
         let temporary = TemporaryDirectory()
         let store = temporary.store
-        var random = SeededRandom(seed: 12)
+        var random = SeededRandom(seed: 12 + UInt64(lane) * 1_000)
+        let laneRounds = Self.rounds / Self.lanes
         var floor = 0
         var (rounds, acknowledgedTotal, tornTails, killedMidRun, lost) = (0, 0, 0, 0, 0)
         let started = Date()
-        while rounds < Self.rounds && Date().timeIntervalSince(started) < Self.budget {
+        while rounds < laneRounds && Date().timeIntervalSince(started) < Self.budget {
             rounds += 1
             // A fresh store now and then keeps replays short; compaction and rotation run inside the rounds.
             if floor > X.replayed - 200 {
@@ -55,7 +60,7 @@ import Testing
             try reopened.close()
             floor = k
         }
-        #expect(rounds >= min(Self.rounds, 200))
+        #expect(rounds >= min(laneRounds, 100))
         #expect(lost == 0)
         #expect(killedMidRun > rounds / 2, "the kills mostly came too late: \(killedMidRun) of \(rounds)")
         // Each round commits before it is killed; a slower machine or build shows here, not as a quietly smaller
@@ -64,7 +69,7 @@ import Testing
             acknowledgedTotal >= 3 * rounds,
             "\(acknowledgedTotal) acknowledged commits in \(rounds) rounds: the kills land before the commits")
         print(
-            "crash suite, case 12: \(rounds) kill rounds in \(Int(Date().timeIntervalSince(started))) s, "
+            "crash suite, case 12, lane \(lane + 1) of \(Self.lanes): \(rounds) kill rounds in \(Int(Date().timeIntervalSince(started))) s, "
                 + "\(killedMidRun) killed mid-run, \(acknowledgedTotal) acknowledged commits, \(lost) lost, "
                 + "\(tornTails) torn tails dropped")
     }
