@@ -15,4 +15,9 @@ static inline void trellis_tsan_release(void *address) {
     if (__tsan_release) __tsan_release(address);
 }
 
+/// Whether the process runs with ThreadSanitizer's runtime.
+static inline int trellis_tsan_active(void) {
+    return __tsan_acquire ? 1 : 0;
+}
+
 #endif

@@ -36,12 +36,18 @@ import Testing
         var firstTitles: [String]
     }
 
-    /// 111,111 folders: a root, then five levels of ten children each, committed in one transaction.
+    /// Five levels of folders and 100,000 chores; four levels and 10,000 chores under ThreadSanitizer, whose every
+    /// access is slower (the same interleavings, a tenth of the objects).
+    nonisolated static let levels = ThreadSanitizer.isActive ? 4 : 5
+    nonisolated static let folders = (0...levels).reduce(0) { total, depth in total + Int(pow(10, Double(depth))) }
+    nonisolated static let chores = ThreadSanitizer.isActive ? 10_000 : 100_000
+
+    /// 111,111 folders (`folders`): a root, then five levels (`levels`) of ten children each, in one transaction.
     private static func makeHierarchy(_ store: Store) throws -> ObjectID {
         var tx = store.transaction()
         let root = try tx.insert("Folder", ["name": "root", "depth": 0])
         var level = [root]
-        for depth in 1...5 {
+        for depth in 1...Self.levels {
             var next: [ObjectID] = []
             next.reserveCapacity(level.count * 10)
             for parent in level {
@@ -61,7 +67,7 @@ import Testing
     @Test func theViewContextKeepsFetchingConsistentVersionsDuringAnImportAndACascadeDelete() async throws {
         let store = try makeStore()
         let root = try Self.makeHierarchy(store)
-        #expect(try store.snapshot.count("Folder") == 111_111)
+        #expect(try store.snapshot.count("Folder") == Self.folders)
         let view = store.viewContext
         let timeline = Timeline()
         let start = Date(timeIntervalSinceReferenceDate: 0)
@@ -70,10 +76,11 @@ import Testing
             try await store.performBackgroundTask { context in
                 let launch = Project(name: "Launch")
                 context.insert(launch)
-                for i in 0..<100_000 {
+                for i in 0..<Self.chores {
                     context.insert(
                         Chore(
-                            title: "step \(i)", due: start.addingTimeInterval(Double(i)), estimate: i / 10_000,
+                            title: "step \(i)", due: start.addingTimeInterval(Double(i)),
+                            estimate: i / (Self.chores / 10),
                             project: launch))
                 }
                 timeline.mark("import start")
@@ -112,14 +119,14 @@ import Testing
                 end: .now, chores: try view.fetchCount(allChores), folders: try view.fetchCount(allFolders),
                 dueSeven: try view.fetchCount(sevens), firstTitles: try view.fetch(soonest).map(\.title)))
 
-        let before = (0, 111_111, 0, [String]())
-        let imported = (100_000, 111_111, 10_000, (0..<5).map { "step \($0)" })
-        let deleted = (100_000, 0, 10_000, (0..<5).map { "step \($0)" })
+        let before = (0, Self.folders, 0, [String]())
+        let imported = (Self.chores, Self.folders, Self.chores / 10, (0..<5).map { "step \($0)" })
+        let deleted = (Self.chores, 0, Self.chores / 10, (0..<5).map { "step \($0)" })
         for o in seen {
             let state = (o.chores, o.folders, o.dueSeven, o.firstTitles)
             #expect(state == before || state == imported || state == deleted, "a fetch saw a partial version: \(state)")
         }
-        #expect((seen.last!.chores, seen.last!.folders) == (100_000, 0))
+        #expect((seen.last!.chores, seen.last!.folders) == (Self.chores, 0))
         let importWindow = try #require(timeline.window("import"))
         let deleteWindow = try #require(timeline.window("delete"))
         let duringImport = seen.filter { importWindow.contains($0.end) }.count
