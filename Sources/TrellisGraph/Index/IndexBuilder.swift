@@ -134,7 +134,7 @@ extension ContiguousArray where Element: Comparable {
         var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
         var filled = 0
         var valid = true
-        let out = ContiguousArray(unsafeUninitializedCapacity: n) { buffer, initialized in
+        let out = ContiguousArray(uninitializedCapacity: n) { buffer, initialized in
             places.withUnsafeBufferPointer { places in
                 seen.withUnsafeMutableBufferPointer { seen in
                     forEach { item in
@@ -305,7 +305,7 @@ extension ContiguousArray where Element == ScalarEntry {
         }
         precondition(seen == count, "radixSorted: \(seen) entries, not \(count)")
         var next = Array(starts[0..<buckets])
-        var sorted = ContiguousArray<ScalarEntry>(unsafeUninitializedCapacity: count) { out, initialized in
+        var sorted = ContiguousArray<ScalarEntry>(uninitializedCapacity: count) { out, initialized in
             next.withUnsafeMutableBufferPointer { next in
                 forEach { entry in
                     let b = Int((entry.bits &- low) >> shift)

@@ -96,7 +96,7 @@ import TrellisCore
         }
         // Leaves fill in serial order; once the last row is written, drop the growth slack.
         if row == Leaf.width - 1, bytes.capacity > bytes.count + bytes.count / 8 + 16 {
-            bytes = Array(unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            bytes = Array(uninitializedCapacity: bytes.count) { buffer, count in
                 count = buffer.initialize(from: bytes).1
             }
         }

@@ -21,7 +21,7 @@ extension ByteReader {
         // Codes are looked up two at a time: each entry holds the two bytes of a pair of codes, and bit 16 says
         // that one of them is past the alphabet (at most 2^12 entries: 16 KiB).
         let pairBits = 2 * width
-        let pairs = [UInt32](unsafeUninitializedCapacity: 1 << pairBits) { pairs, initialized in
+        let pairs = [UInt32](uninitializedCapacity: 1 << pairBits) { pairs, initialized in
             for p in 0..<(1 << pairBits) {
                 let (low, high) = (p & Int(mask), p >> width)
                 let beyond: UInt32 = low >= size || high >= size ? 1 << 16 : 0
@@ -32,7 +32,7 @@ extension ByteReader {
         // Flags of pairs, and the largest code of what is unpacked one code at a time: one test at the end.
         var flags: UInt32 = 0
         var largest = 0
-        let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+        let out = [UInt8](uninitializedCapacity: count) { out, initialized in
             codes.withUnsafeBufferPointer { b in
                 table.withUnsafeBufferPointer { t in
                     // Eight codes take `width` whole bytes. While eight bytes remain from a group's first, one
@@ -135,7 +135,7 @@ extension ByteReader {
         guard width <= 64 else { throw failure("bit width \(width)") }
         let bytes = try take((count * width + 7) / 8)
         let total = count + (first == nil ? 0 : 1)
-        return [Int64](unsafeUninitializedCapacity: total) { out, initialized in
+        return [Int64](uninitializedCapacity: total) { out, initialized in
             var running = first ?? 0
             var o = 0
             if let first {

@@ -38,7 +38,7 @@ final class PosixFile: LayerFile {
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         let fd = try self.fd
         // Not zeroed first: the buffer holds what was read and no more (a checkpoint load reads megabytes here).
-        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        return try [UInt8](uninitializedCapacity: count) { buffer, initialized in
             while initialized < count {
                 let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
                 if n == 0 { break }

@@ -24,7 +24,7 @@ struct ByteWriter: ~Copyable {
     /// The bytes `body` writes. `estimate` sizes the array; writing more than it is correct, only costs a copy.
     static func bytes(estimate: Int = 64, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
         var grown: [UInt8]?
-        let bytes = [UInt8](unsafeUninitializedCapacity: max(estimate, 64)) { buffer, initialized in
+        let bytes = [UInt8](uninitializedCapacity: max(estimate, 64)) { buffer, initialized in
             var w = ByteWriter(buffer)
             body(&w)
             if w.owned {
