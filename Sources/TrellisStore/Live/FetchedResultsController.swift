@@ -206,6 +206,9 @@ public final class FetchedResultsController<T: Model>: Observable {
     public func refresh() {
         let (newest, changes) = engine.take()
         guard newest.graph.sequence > state.graph.sequence || changes != nil else { return }
+        // Objects are read through the view context: bring it at least as far as the rows, so that a row's object
+        // exists there and shows the values that placed it.
+        if context.snapshot.sequence < newest.graph.sequence { context.refresh() }
         registrar.withMutation(of: self, keyPath: \.revision) {
             state = newest
             revision += 1
