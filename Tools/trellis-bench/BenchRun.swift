@@ -79,6 +79,7 @@ final class BenchRun {
         if options.wants("S1") { try runSeed() }
         if options.wants("X1") { try runScaling() }
         if options.wants("M1") { try runMigration() }
+        if options.wants("L1") { try runLive() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

@@ -15,6 +15,8 @@ struct Figure {
     var sqlite: Double?
     /// The Trellis figure does not yet measure what the workload asks (see `TrellisStorage.caveat`).
     var caveat = false
+    /// What the second column measures when it is not SQLite (L1 compares with what an app writes by hand).
+    var peer: String?
 
     /// Above 1 means Trellis is better; nil when either side is missing or zero.
     var ratio: Double? {
@@ -31,12 +33,12 @@ struct FigureSet {
 
     mutating func add(
         _ step: String, _ metric: String, _ unit: String, _ better: Figure.Better, trellis: Double?, sqlite: Double?,
-        caveat: Bool = false
+        caveat: Bool = false, peer: String? = nil
     ) {
         figures.append(
             Figure(
                 step: step, metric: metric, unit: unit, better: better, trellis: trellis, sqlite: sqlite,
-                caveat: caveat))
+                caveat: caveat, peer: peer))
     }
 
     /// Per figure, the median over runs of each engine's value (runs that lack a value are skipped).
@@ -72,6 +74,7 @@ enum Targets {
         "W10/peak_bytes_per_object": .trellisAtMost(200), "S1/add_ms": .ratioAtLeast(5),
         "S1/update_ms": .ratioAtLeast(5), "S1/read_ms": .ratioAtLeast(5), "X1/large_over_small": .trellisAtMost(2),
         "M1/migrate_reopen_fetch_ms": .ratioAtLeast(1),
+        "L1/delivery_p50_us": .ratioAtLeast(20), "L1/delivery_p99_us": .trellisAtMost(1_000),
     ]
 
     /// The target as text, and whether the figure meets it (nil: no target, or nothing to judge).

@@ -10,7 +10,8 @@ enum Report {
             let verdict = met.map { $0 ? "met" : "MISSED" } ?? ""
             anyCaveat = anyCaveat || f.caveat
             rows.append([
-                f.step, f.metric + (f.caveat ? " *" : ""), f.unit, f.trellis.map(format) ?? "—",
+                f.step, f.metric + (f.caveat ? " *" : "") + (f.peer.map { " (peer: \($0))" } ?? ""), f.unit,
+                f.trellis.map(format) ?? "—",
                 f.sqlite.map(format) ?? "—", f.ratio.map { format($0) + "x" } ?? "—", target,
                 verdict + (met != nil && f.caveat ? "*" : ""),
             ])
@@ -43,11 +44,13 @@ enum Report {
         let machineFields = machine.fields.map { "\(JSONValue.string($0.0).text): \($0.1.text)" }
         var results: [String] = []
         for f in set.figures {
-            let fields: [(String, JSONValue)] = [
-                ("step", .string(f.step)), ("metric", .string(f.metric)), ("unit", .string(f.unit)),
-                ("trellis", f.trellis.map(JSONValue.number) ?? .null),
-                ("sqlite", f.sqlite.map(JSONValue.number) ?? .null), ("ratio", f.ratio.map(JSONValue.number) ?? .null),
-            ]
+            let fields: [(String, JSONValue)] =
+                [
+                    ("step", .string(f.step)), ("metric", .string(f.metric)), ("unit", .string(f.unit)),
+                    ("trellis", f.trellis.map(JSONValue.number) ?? .null),
+                    ("sqlite", f.sqlite.map(JSONValue.number) ?? .null),
+                    ("ratio", f.ratio.map(JSONValue.number) ?? .null),
+                ] + (f.peer.map { [("peer", JSONValue.string($0))] } ?? [])
             results.append("    {" + fields.map { "\"\($0.0)\": \($0.1.text)" }.joined(separator: ", ") + "}")
         }
         return """
