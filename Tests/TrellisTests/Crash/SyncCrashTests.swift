@@ -75,7 +75,7 @@ import TrellisTestSupport
         // One seeded sequence a kind, so that the three run side by side.
         var random = SeededRandom(seed: 10 + UInt64(PartialWrites.allCases.firstIndex(of: kind)!) * 1_000)
         var rotted = 0
-        for round in 0..<(X.long ? 1_000 : 100) {
+        for round in 0..<(X.long ? 500 : 100) {
             let policy = kind.policy(seed: random.next())
             let disk = SimulatedFileLayer()
             disk.halt(afterOperations: 1 + Int(random.next() % UInt64(total)))
