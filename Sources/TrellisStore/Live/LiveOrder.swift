@@ -219,25 +219,22 @@ extension ResultsChanges {
     ) {
         self.init()
         self.sequences = sequences
+        // Each changed object keyed once in each version, for the sections and the rows.
+        let keyed = changed.map { id, names in
+            (ordering.key(of: id, in: old.graph), ordering.key(of: id, in: new.graph), names)
+        }
         var insertedSections: Set<Int> = []
         var deletedSections: Set<Int> = []
         if ordering.sectioned {
-            var values: [SectionKey] = []
-            for id in changed.keys {
-                for key in [ordering.key(of: id, in: old.graph), ordering.key(of: id, in: new.graph)] {
-                    if let key { values.append(SectionKey(value: key.values[0], ordering: ordering)) }
-                }
-            }
-            for section in values {
+            let touched = keyed.flatMap { [$0.0, $0.1] }.compactMap { $0 }
+            for section in touched.map({ SectionKey(value: $0.values[0], ordering: ordering) }) {
                 let before = old.sections[section] ?? 0
                 let after = new.sections[section] ?? 0
                 if before == 0 && after > 0 { insertedSections.insert(new.sections.rank(of: section)) }
                 if before > 0 && after == 0 { deletedSections.insert(old.sections.rank(of: section)) }
             }
         }
-        for (id, names) in changed {
-            let before = ordering.key(of: id, in: old.graph)
-            let after = ordering.key(of: id, in: new.graph)
+        for (before, after, names) in keyed {
             switch (before, after) {
             case (nil, nil): continue
             case (nil, let after?): insertedRows.append(new.path(of: after))
