@@ -1,0 +1,102 @@
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// Tells the observers of the context's model objects (they are `Observable`) about changes that reach the objects by
+/// some other way than their own setters: commits the context moves to, the other ends of relationship edits, deletes,
+/// rollbacks and child contexts' saves.
+///
+/// Each change is turned into the properties of registered objects it reaches (`ObservedChanges`), then into the
+/// `PropertyNotifier`s of those properties, which call the objects' registrars: `willSet` before the change and
+/// `didSet` after it, as a setter does.
+extension ModelContext {
+    /// Runs `change`, telling the observers of the registered objects' properties in `observed` before and after.
+    func notifying<R>(_ observed: ObservedChanges, _ change: () throws -> R) rethrows -> R {
+        guard !observed.isEmpty else { return try change() }
+        let notifications = self.notifications(for: observed)
+        for (object, notifiers) in notifications { for n in notifiers { n.willSet(object) } }
+        defer { for (object, notifiers) in notifications { for n in notifiers { n.didSet(object) } } }
+        return try change()
+    }
+
+    /// The live registered objects `observed` names, each with the notifiers of its properties that were ever read
+    /// (a property never read on an object of its class has no observers).
+    /// - Complexity: O(p) for the p properties named.
+    private func notifications(for observed: ObservedChanges) -> [(Model, [PropertyNotifier])] {
+        var recorded: [ObjectIdentifier: [Int: PropertyNotifier]] = [:]
+        func notifiers(of object: Model) -> [Int: PropertyNotifier] {
+            let key = ObjectIdentifier(type(of: object))
+            if let known = recorded[key] { return known }
+            let found = PropertyNotifier.recorded(for: type(of: object))
+            recorded[key] = found
+            return found
+        }
+        var out: [(Model, [PropertyNotifier])] = []
+        for id in observed.everything {
+            guard let object = registered[id]?.object else { continue }
+            let all = notifiers(of: object).sorted { $0.key < $1.key }.map(\.value)
+            if !all.isEmpty { out.append((object, all)) }
+        }
+        for (id, properties) in observed.properties {
+            guard let object = registered[id]?.object, let binding = object.binding else { continue }
+            let known = notifiers(of: object)
+            let ordinals = Set(
+                properties.compactMap { property -> Int? in
+                    switch property {
+                    case .attribute(let a): a < binding.attributeOrdinals.count ? binding.attributeOrdinals[a] : nil
+                    case .relationship(let r):
+                        r < binding.relationshipOrdinals.count ? binding.relationshipOrdinals[r] : nil
+                    case .named(let name): binding.metadata.ordinal(named: name)
+                    }
+                })
+            let found = ordinals.sorted().compactMap { known[$0] }
+            if !found.isEmpty { out.append((object, found)) }
+        }
+        return out
+    }
+
+    /// An empty set of changes to fill, for this context's registered objects.
+    func observedChanges() -> ObservedChanges { ObservedChanges(registered: registered) }
+
+    /// What moving this root context from `old` to `new` changes in its registered objects: read from the commits in
+    /// between that the inbox filed (except the ones `skipping` names), or, when it lacks some of them (it dropped
+    /// them, or a commit was published but not filed yet), found by comparing the objects in the two versions.
+    /// - Complexity: O(c) for c changes filed; O(r) for r registered objects (and their targets) when comparing.
+    func observedChanges(
+        from old: Graph, to new: Graph, filed: [FiledCommit], skipping: (UInt64) -> Bool
+    ) -> ObservedChanges {
+        var observed = observedChanges()
+        guard new.sequence > old.sequence, !registered.isEmpty else { return observed }
+        var covered: UInt64 = 0
+        var report = ContextChanges()
+        for commit in filed where commit.sequence > old.sequence && commit.sequence <= new.sequence {
+            covered += 1
+            if !skipping(commit.sequence) { report.merge(commit.changes) }
+        }
+        guard covered == new.sequence - old.sequence else { return comparison(from: old, to: new) }
+        observed.insert(report)
+        return observed
+    }
+
+    /// The registered objects' properties that differ between two versions of the store.
+    /// - Complexity: O(r · (a + t)) for r registered objects, a attributes and t targets each.
+    private func comparison(from old: Graph, to new: Graph) -> ObservedChanges {
+        var observed = observedChanges()
+        for (id, entry) in registered where entry.object != nil && old.contains(id) {
+            guard new.contains(id) else {
+                observed.insertEverything(of: id)
+                continue
+            }
+            if let before = old.row(id), let after = new.row(id), before != after {
+                for a in before.indices where a < after.count && before[a] != after[a] {
+                    observed.insert(.attribute(a), of: id)
+                }
+            }
+            for k in new.schema.layouts[Int(id.entity)].relationships.indices {
+                let key = RelationshipKey(entity: id.entity, index: k)
+                if old.targets(id, key) != new.targets(id, key) { observed.insert(.relationship(k), of: id) }
+            }
+        }
+        return observed
+    }
+}
