@@ -77,8 +77,12 @@ import Testing
             let value = MainActor.assumeIsolated { chore.value.title }
             seen.locked { $0.append(value) }
         }
-        var titles = Observations { chore.value.title }.makeAsyncIterator()
-        #expect(await titles.next() == "first")
+        let titles = Mutex<[String]>([])
+        let following = Task { @MainActor in
+            for await title in Observations({ chore.value.title }) { titles.locked { $0.append(title) } }
+        }
+        defer { following.cancel() }
+        #expect(await eventuallyYielding { titles.locked { $0 } == ["first"] })
 
         try await store.performBackgroundTask { context in
             context.model(for: id, as: Chore.self)!.title = "new"
@@ -86,7 +90,7 @@ import Testing
         }
         view.refresh()
         #expect(seen.locked { $0 } == ["first"], "willSet: the value has not changed yet")
-        #expect(await titles.next() == "new", "didSet: the value has changed")
+        #expect(await eventuallyYielding { titles.locked { $0 } == ["first", "new"] }, "didSet: the value has changed")
     }
 
     // MARK: Relationships
