@@ -10,7 +10,8 @@ import TrellisJournal
 /// report there, off the context's actor, and keeps every one. Every other root context has an inbox too, so that it
 /// can tell its objects' observers what the commits it moves to change: that inbox keeps the commits' change sets as
 /// they are (filing costs O(1)), and only up to `heldLimit` elements of them, so that a context that never moves
-/// holds bounded memory; past the limit it drops them and the context compares its objects instead when it moves.
+/// holds bounded memory: the commit that would pass the limit, and every later one until the context moves past it,
+/// is dropped, and the context then compares its objects instead of reading the commits it lacks.
 /// The context takes everything at once when it moves: the view context on its own, any root context at `refresh()`,
 /// and up to its own commit at `save()`.
 final class CommitInbox: Sendable {
@@ -20,8 +21,11 @@ final class CommitInbox: Sendable {
         var scheduled = false
         /// Change-set elements held by the commits that are not reported.
         var held = 0
-        /// Set when the held change sets outgrew the limit and were dropped: none is held until the next take.
+        /// Set when a change set would have taken `held` past the limit: from that commit on, none is held until
+        /// the context takes the commits after it.
         var dropping = false
+        /// The newest commit filed or dropped.
+        var newest: UInt64 = 0
     }
 
     /// The change-set elements (inserts, updates, edits, deletes) an inbox that does not report holds at most.
@@ -52,13 +56,12 @@ final class CommitInbox: Sendable {
         }
         return contents.locked { inbox -> Bool in
             if inbox.snapshot.map({ $0.sequence < commit.sequence }) ?? true { inbox.snapshot = commit.snapshot }
+            inbox.newest = max(inbox.newest, commit.sequence)
             let size = filed.heldSize
             if size == 0 {
                 inbox.commits.append(filed)
             } else if !inbox.dropping {
                 if inbox.held + size > Self.heldLimit {
-                    inbox.commits.removeAll { $0.heldSize > 0 }
-                    inbox.held = 0
                     inbox.dropping = true
                 } else {
                     inbox.commits.append(filed)
@@ -89,6 +92,8 @@ final class CommitInbox: Sendable {
             let taken = inbox.commits.filter { $0.sequence <= sequence }
             inbox.commits.removeAll { $0.sequence <= sequence }
             inbox.held = inbox.commits.reduce(0) { $0 + $1.heldSize }
+            // The taker sees what was dropped as a gap; when no later commit came, nothing more is missing.
+            if inbox.newest <= sequence { inbox.dropping = false }
             return taken
         }
         return taken.sorted { $0.sequence < $1.sequence }

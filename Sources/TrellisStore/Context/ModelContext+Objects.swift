@@ -41,7 +41,9 @@ extension ModelContext {
     /// Deletes an object, and what its cascade rules reach, from this context's view at once; the store deletes them
     /// at `save()`, applying the delete rules against its newest version. Deleting an object inserted since the last
     /// save simply drops it.
-    /// - Complexity: O(c) for c objects the cascade reaches.
+    ///
+    /// The observers of the deleted objects, and of the relationship ends that pointed at them, hear of it at once.
+    /// - Complexity: O(c + t) for c objects the cascade reaches and their t targets.
     public func delete(_ model: Model) {
         guard let id = model.storedID else { return }
         precondition(model.modelContext === self, "Trellis: \(model) belongs to another context")
@@ -49,7 +51,7 @@ extension ModelContext {
     }
 
     /// Deletes the object with this ID (see `delete(_:)`).
-    /// - Complexity: O(c) for c objects the cascade reaches.
+    /// - Complexity: O(c + t) for c objects the cascade reaches and their t targets.
     public func delete(_ id: ObjectID) {
         let view = self.view
         guard view.exists(id) else { return }

@@ -58,8 +58,7 @@ extension ModelContext {
         let (filed, commits) = observers.inbox?.take() ?? (nil, [])
         let newest = [filed, published].compactMap { $0 }.max { $0.sequence < $1.sequence }
         if let newest {
-            let own = observers.ownSaves
-            let observed = observedChanges(from: ownBase, to: newest, filed: commits, skipping: own.contains)
+            let observed = observedChanges(from: ownBase, to: newest, filed: commits, skipping: observers.ownSaves)
             notifying(observed) { advance(to: newest) }
         }
         report(commits)

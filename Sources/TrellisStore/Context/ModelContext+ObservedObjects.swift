@@ -59,21 +59,22 @@ extension ModelContext {
     func observedChanges() -> ObservedChanges { ObservedChanges(registered: registered) }
 
     /// What moving this root context from `old` to `new` changes in its registered objects: read from the commits in
-    /// between that the inbox filed (except the ones `skipping` names), or, when it lacks some of them (it dropped
-    /// them, or a commit was published but not filed yet), found by comparing the objects in the two versions.
+    /// between that the inbox filed, except the ones in `skipping` (its own saves, which change nothing it sees), or,
+    /// when some other commit in between is missing (the inbox dropped it, or it was published but not filed yet),
+    /// found by comparing the objects in the two versions.
     /// - Complexity: O(c) for c changes filed; O(r) for r registered objects (and their targets) when comparing.
     func observedChanges(
-        from old: Graph, to new: Graph, filed: [FiledCommit], skipping: (UInt64) -> Bool
+        from old: Graph, to new: Graph, filed: [FiledCommit], skipping: Set<UInt64>
     ) -> ObservedChanges {
         var observed = observedChanges()
         guard new.sequence > old.sequence, !registered.isEmpty else { return observed }
-        var covered: UInt64 = 0
+        let range = (old.sequence + 1)...new.sequence
+        var covered = Set(skipping.filter { range.contains($0) })
         var report = ContextChanges()
-        for commit in filed where commit.sequence > old.sequence && commit.sequence <= new.sequence {
-            covered += 1
-            if !skipping(commit.sequence) { report.merge(commit.changes) }
+        for commit in filed where range.contains(commit.sequence) && covered.insert(commit.sequence).inserted {
+            report.merge(commit.changes)
         }
-        guard covered == new.sequence - old.sequence else { return comparison(from: old, to: new) }
+        guard covered.count == range.count else { return comparison(from: old, to: new) }
         observed.insert(report)
         return observed
     }

@@ -17,7 +17,12 @@ extension ModelContext {
     /// Assigning to an object after it was deleted (in this context or by a save it followed) is not kept: the next
     /// save throws `.missingObject` naming each such assignment, once (as Core Data refuses to save a change to a
     /// deleted object).
-    /// - Complexity: O(c) for c pending changes (plus the commit's own cost); O(c) into a parent.
+    ///
+    /// A root context moves to its commit's version: the observers of its model objects hear of what the other
+    /// contexts' commits since its last move changed (and `onChange(_:)` handlers get them), as at `refresh()`. A
+    /// child's save tells the observers of the parent's objects what it changes there.
+    /// - Complexity: O(c) for c pending changes (plus the commit's own cost, and the changes of the commits it moves
+    ///   past); O(c) into a parent.
     public func save() throws {
         guard hasChanges else { return }
         if !writesToDeleted.isEmpty {
@@ -84,10 +89,10 @@ extension ModelContext {
         // An empty commit has no sequence of its own: it answers with the published one, someone else's commit.
         let own = commit.changes.isEmpty ? nil : commit.sequence
         if let own, observers.inbox != nil { observers.ownSaves.insert(own) }
-        // The store filed the commit (and the ones before it) before `commit` returned.
+        // The store filed the commit (and the ones before it) before `commit` returned, unless the inbox dropped them.
         let filed = observers.inbox?.take(through: commit.sequence) ?? []
-        let observed = observedChanges(
-            from: ownBase, to: commit.snapshot, filed: filed, skipping: { !resolvedConflicts && $0 == own })
+        let skipping: Set<UInt64> = resolvedConflicts ? [] : own.map { [$0] } ?? []
+        let observed = observedChanges(from: ownBase, to: commit.snapshot, filed: filed, skipping: skipping)
         notifying(observed) {
             pending.removeAll()
             advance(to: commit.snapshot)

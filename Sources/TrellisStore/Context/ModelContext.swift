@@ -145,7 +145,10 @@ public final class ModelContext {
     /// try store.write { tx in _ = try tx.insert("Chore", ["title": "from elsewhere"]) }
     /// view.refresh()                  // prints "1 new" now, not when the main actor next runs
     /// ```
-    /// - Complexity: O(c) for the c commits reported; O(1) with no handlers.
+    ///
+    /// The observers of the context's model objects hear of the properties those commits change (see `Model`).
+    /// - Complexity: O(c) for the c changes of the commits skipped; when they were more than the context keeps
+    ///   (`onChange(_:)` keeps them all, otherwise 10,000), O(r) for the r objects it holds instead.
     public func refresh() {
         precondition(parent == nil, "Trellis: a child context reads its parent; refresh the root context")
         deliver(newest: store.snapshot)

@@ -307,18 +307,30 @@ import Testing
     @Test func aRootContextThatNeverMovesHoldsABoundedInbox() throws {
         let store = try makeStore()
         let idle = ModelContext(store)
+        let start = idle.snapshot.sequence
         for _ in 0..<4 {
             try store.write { tx in
                 for i in 0..<(CommitInbox.heldLimit / 3) { _ = try tx.insert("Chore", ["title": .string("c\(i)")]) }
             }
         }
         let inbox = try #require(idle.observers.inbox)
-        #expect(inbox.filed == [], "the fourth commit passed the limit: the change sets were dropped")
+        #expect(inbox.filed == [start + 1, start + 2, start + 3], "the fourth commit would pass the limit")
         try store.write { tx in _ = try tx.insert("Chore", ["title": "one more"]) }
-        #expect(inbox.filed == [], "nothing is held until the context moves")
+        #expect(inbox.filed == [start + 1, start + 2, start + 3], "nothing more is held until the context moves")
         idle.refresh()
         try store.write { tx in _ = try tx.insert("Chore", ["title": "after moving"]) }
         #expect(inbox.filed == [idle.snapshot.sequence + 1], "after the move it holds commits again")
+    }
+
+    @Test func aContextsOwnSaveTooBigToHoldLeavesItsInboxHoldingTheCommitsAfterIt() throws {
+        let store = try makeStore()
+        let importer = ModelContext(store)
+        for i in 0...CommitInbox.heldLimit { importer.insert(Chore(title: "imported \(i)")) }
+        try importer.save()
+        let inbox = try #require(importer.observers.inbox)
+        #expect(inbox.filed == [])
+        try store.write { tx in _ = try tx.insert("Chore", ["title": "elsewhere"]) }
+        #expect(inbox.filed == [importer.snapshot.sequence + 1], "its save took the inbox past what it dropped")
     }
 
     @Test func aSaveThatBringsInAnotherContextsCommitNotifiesWhatThatCommitChanged() throws {
