@@ -68,14 +68,10 @@ extension ModelContext {
                 }
             }
         }
-        // The objects' observers, and those of the relationship ends that lose them, hear of it.
+        // The observers of what the objects lose (their targets, their pending values), and of the relationship ends
+        // that lose them, hear of it.
         var observed = observedChanges()
-        if !registered.isEmpty {
-            for x in doomed {
-                observed.insertEverything(of: x)
-                observed.insertPartners(of: x, in: view)
-            }
-        }
+        if !registered.isEmpty { observed.insert(deleting: doomed, in: view) }
         notifying(observed) {
             noteOrigin(id)
             for (n, x) in doomed.enumerated() {

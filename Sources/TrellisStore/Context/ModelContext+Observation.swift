@@ -6,9 +6,10 @@ import TrellisJournal
 extension ModelContext {
     /// Calls `handler` on this context's actor each time it moves to newer commits, with what they changed: the
     /// store's `viewContext` moves by itself (when the main actor runs), any root context when it `refresh()`es, and
-    /// when a `save()` brings in commits other contexts made since it last moved. Its own saves are not reported. A root context reports the commits made after its first `onChange(_:)` or
-    /// `changes()`; a child context reports nothing (it reads its parent). Keep the token: the calls stop when it is
-    /// cancelled or released (so an unused result is a warning, not a silent no-op).
+    /// when a `save()` brings in commits other contexts made since it last moved. Its own saves are not reported. A
+    /// root context reports the commits made after its first `onChange(_:)` or `changes()`; a child context reports
+    /// nothing (it reads its parent). Keep the token: the calls stop when it is cancelled or released (so an unused
+    /// result is a warning, not a silent no-op).
     ///
     /// ```swift
     /// let token = store.viewContext.onChange { changes in

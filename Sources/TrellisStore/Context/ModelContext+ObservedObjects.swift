@@ -19,40 +19,44 @@ extension ModelContext {
         return try change()
     }
 
-    /// The live registered objects `observed` names, each with the notifiers of its properties that were ever read
-    /// (a property never read on an object of its class has no observers).
+    /// The objects `observed` keeps, each with the notifiers of the properties it names that were read on the object
+    /// (a property never read on an object has no observers there).
     /// - Complexity: O(p) for the p properties named.
     private func notifications(for observed: ObservedChanges) -> [(Model, [PropertyNotifier])] {
-        var recorded: [ObjectIdentifier: [Int: PropertyNotifier]] = [:]
-        func notifiers(of object: Model) -> [Int: PropertyNotifier] {
-            let key = ObjectIdentifier(type(of: object))
-            if let known = recorded[key] { return known }
-            let found = PropertyNotifier.recorded(for: type(of: object))
-            recorded[key] = found
-            return found
-        }
+        var classes: [ObjectIdentifier: ClassNotifiers] = [:]
         var out: [(Model, [PropertyNotifier])] = []
-        for id in observed.everything {
-            guard let object = registered[id]?.object else { continue }
-            let all = notifiers(of: object).sorted { $0.key < $1.key }.map(\.value)
-            if !all.isEmpty { out.append((object, all)) }
-        }
-        for (id, properties) in observed.properties {
-            guard let object = registered[id]?.object, let binding = object.binding else { continue }
-            let known = notifiers(of: object)
-            let ordinals = Set(
-                properties.compactMap { property -> Int? in
-                    switch property {
-                    case .attribute(let a): a < binding.attributeOrdinals.count ? binding.attributeOrdinals[a] : nil
-                    case .relationship(let r):
-                        r < binding.relationshipOrdinals.count ? binding.relationshipOrdinals[r] : nil
-                    case .named(let name): binding.metadata.ordinal(named: name)
+        for (id, object) in observed.objects {
+            guard let binding = object.binding else { continue }
+            let key = ObjectIdentifier(type(of: object))
+            let known = classes[key] ?? PropertyNotifier.recorded(for: type(of: object))
+            classes[key] = known
+            var found: [PropertyNotifier]
+            if observed.everything.contains(id) {
+                found = known.all
+            } else {
+                found = observed.relationships.contains(id) ? known.relationships : []
+                // The single properties named (a relationship among them is in `found` already, if all are).
+                let ordinals = Set((observed.properties[id] ?? []).compactMap { Self.ordinal(of: $0, binding) })
+                for ordinal in ordinals.sorted() {
+                    guard let n = known.byOrdinal[ordinal], !found.contains(where: { $0.ordinal == ordinal }) else {
+                        continue
                     }
-                })
-            let found = ordinals.sorted().compactMap { known[$0] }
+                    found.append(n)
+                }
+            }
+            found.removeAll { !$0.wasRead(on: object) }
             if !found.isEmpty { out.append((object, found)) }
         }
         return out
+    }
+
+    /// The ordinal of a property in a class bound to the schema, or nil when the class does not declare it.
+    private static func ordinal(of property: ObservedChanges.Property, _ binding: EntityBinding) -> Int? {
+        switch property {
+        case .attribute(let a): a < binding.attributeOrdinals.count ? binding.attributeOrdinals[a] : nil
+        case .relationship(let r): r < binding.relationshipOrdinals.count ? binding.relationshipOrdinals[r] : nil
+        case .named(let name): binding.metadata.ordinal(named: name)
+        }
     }
 
     /// An empty set of changes to fill, for this context's registered objects.

@@ -42,6 +42,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
     /// The name the attribute had in the store's schema when it was renamed: opening migrates its values.
     let originalName: String?
     var slot = -1
+    static var isRelationship: Bool { false }
     /// How the value converts to and from what the store holds, picked by the initializer from `Value`'s type.
     let codec: any AttributeCodec<Value>.Type
 
@@ -125,6 +126,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
             let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
             if let probe = object.probe { probe.touch(ordinal) }
             object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+            object.readProperties |= PropertyNotifier.bit(ordinal)
             guard let context = object.modelContext, let id = object.storedID,
                 let stored = context.attributeValue(id, object.binding!, ordinal)
             else { return object[keyPath: storageKeyPath].value }

@@ -43,7 +43,8 @@ import TrellisJournal
 /// `withObservationTracking` (or a SwiftUI view's body) registers it, and the observers hear when it changes, whether
 /// by its setter, as the other end of a relationship edit, or by commits that reach its context: the view context
 /// following the store, `refresh()`, or a `save()` that brings in other contexts' commits. Only the properties that
-/// changed are notified; when an object is deleted, all of its properties are.
+/// changed are notified; when another context deletes an object, all of its properties are (the store holds no
+/// values for it any more), and when this context deletes it, its relationships are (it has no targets any more).
 ///
 /// ```swift
 /// withObservationTracking {
@@ -62,6 +63,9 @@ open class Model: Hashable {
     var probe: KeyPathProbe.Recorder?
     /// Whom to tell when a property is read or changes (the Observation module's bookkeeping, one per object).
     let observationRegistrar = ObservationRegistrar()
+    /// The properties ever read on this object, by ordinal (`PropertyNotifier.bit(_:)`): only they can have observers,
+    /// so a context notifies only them of changes that do not come through the setters.
+    var readProperties: UInt64 = 0
 
     /// An unmanaged object with every property at its initial value; `ModelContext.insert(_:)` makes it persistent.
     public required init() {}

@@ -45,7 +45,8 @@ enum ModelMirror {
         }
         object[keyPath: keyPath].slot = ordinal
         // Recorded before the cache entry, so that whoever finds the entry finds the notifier too.
-        PropertyNotifier.record(PropertyNotifier(wrapped), for: Swift.type(of: object), ordinal: ordinal)
+        let notifier = PropertyNotifier(wrapped, ordinal: ordinal, isRelationship: S.isRelationship)
+        PropertyNotifier.record(notifier, for: Swift.type(of: object))
         slotCache.locked { $0[key] = ordinal }
         return ordinal
     }

@@ -69,6 +69,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     let inverse: KeyPathKey?
     let originalName: String?
     var slot = -1
+    static var isRelationship: Bool { true }
 
     /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
     public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
@@ -108,6 +109,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
             let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
             if let probe = object.probe { probe.touch(ordinal) }
             object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+            object.readProperties |= PropertyNotifier.bit(ordinal)
             guard let context = object.modelContext, let id = object.storedID else {
                 return object[keyPath: storageKeyPath].value
             }

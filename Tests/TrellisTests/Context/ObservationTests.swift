@@ -239,22 +239,41 @@ import Testing
         #expect(name.count == 0)
     }
 
-    @Test func aLocalDeleteNotifiesTheObjectsObserversAndTheEndsThatPointedAtIt() throws {
+    @Test func aLocalDeleteNotifiesWhatTheObjectsLoseAndTheEndsThatPointedAtThem() throws {
         let store = try makeStore()
         let context = ModelContext(store)
         let launch = Project(name: "Launch")
-        let chore = Chore(title: "doomed", project: launch)
+        let chore = Chore(title: "doomed", estimate: 1, project: launch)
         let kept = Chore(title: "kept", project: launch)
         context.insert(chore)
         context.insert(kept)
         try context.save()
+        chore.estimate = 2
         let title = Tracked { _ = chore.title }
+        let estimate = Tracked { _ = chore.estimate }
+        let project = Tracked { _ = chore.project }
         let chores = Tracked { _ = launch.chores }
         let keptTitle = Tracked { _ = kept.title }
+        let keptProject = Tracked { _ = kept.project }
         context.delete(chore)
         #expect(chore.isDeleted && launch.chores == [kept])
-        #expect(title.count == 1 && chores.count == 1)
-        #expect(keptTitle.count == 0)
+        // Its targets are gone and its pending estimate dropped; its title reads as it did.
+        #expect(chore.project == nil && chore.estimate == 1 && chore.title == "doomed")
+        #expect(project.count == 1 && estimate.count == 1 && chores.count == 1)
+        #expect(title.count == 0)
+        #expect(keptTitle.count == 0 && keptProject.count == 0)
+
+        // A cascade: the project and its remaining chore, and an object inserted since the save, which vanishes.
+        let fresh = Chore(title: "fresh", project: launch)
+        context.insert(fresh)
+        let keptProject2 = Tracked { _ = kept.project }
+        let keptTitle2 = Tracked { _ = kept.title }
+        let freshTitle = Tracked { _ = fresh.title }
+        let name = Tracked { _ = launch.name }
+        context.delete(launch)
+        #expect(kept.isDeleted && fresh.isDeleted)
+        #expect(keptProject2.count == 1 && freshTitle.count == 1)
+        #expect(keptTitle2.count == 0 && name.count == 0)
     }
 
     // MARK: Other root contexts, saves, rollbacks, child contexts
