@@ -41,7 +41,9 @@ extension ModelContext {
     /// Deletes an object, and what its cascade rules reach, from this context's view at once; the store deletes them
     /// at `save()`, applying the delete rules against its newest version. Deleting an object inserted since the last
     /// save simply drops it.
-    /// - Complexity: O(c) for c objects the cascade reaches.
+    ///
+    /// The observers of the deleted objects, and of the relationship ends that pointed at them, hear of it at once.
+    /// - Complexity: O(c + t) for c objects the cascade reaches and their t targets.
     public func delete(_ model: Model) {
         guard let id = model.storedID else { return }
         precondition(model.modelContext === self, "Trellis: \(model) belongs to another context")
@@ -49,7 +51,7 @@ extension ModelContext {
     }
 
     /// Deletes the object with this ID (see `delete(_:)`).
-    /// - Complexity: O(c) for c objects the cascade reaches.
+    /// - Complexity: O(c + t) for c objects the cascade reaches and their t targets.
     public func delete(_ id: ObjectID) {
         let view = self.view
         guard view.exists(id) else { return }
@@ -66,9 +68,15 @@ extension ModelContext {
                 }
             }
         }
-        noteOrigin(id)
-        for (n, x) in doomed.enumerated() {
-            pending.delete(x, requested: n == 0)
+        // The observers of what the objects lose (their targets, their pending values), and of the relationship ends
+        // that lose them, hear of it.
+        var observed = observedChanges()
+        if !registered.isEmpty { observed.insert(deleting: doomed, in: view) }
+        notifying(observed) {
+            noteOrigin(id)
+            for (n, x) in doomed.enumerated() {
+                pending.delete(x, requested: n == 0)
+            }
         }
     }
 
@@ -144,7 +152,8 @@ extension ModelContext {
         return view.targets(id, binding.relationship(ordinal))
     }
 
-    /// Makes `targets` the relationship's targets, inserting unmanaged ones; the inverse ends follow.
+    /// Makes `targets` the relationship's targets, inserting unmanaged ones; the inverse ends follow. The observers of
+    /// every end that changes hear of it (the object's own end, and the other ends that gain or lose it).
     func setTargets(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ targets: [Model]) {
         let rel = binding.relationship(ordinal)
         let ids = targets.map { target -> ObjectID in
@@ -152,18 +161,45 @@ extension ModelContext {
             precondition(target.modelContext === self, "Trellis: \(target) belongs to another context")
             return target.storedID!
         }
+        let relationship = schema.layouts[Int(id.entity)].relationships[rel]
         guard view.exists(id) else {
-            writesToDeleted.append("\(schema.describe(id)).\(schema.layouts[Int(id.entity)].relationships[rel].name)")
+            writesToDeleted.append("\(schema.describe(id)).\(relationship.name)")
             return
         }
-        if schema.layouts[Int(id.entity)].relationships[rel].isToMany {
-            let current = view.targets(id, rel)
+        let current = view.targets(id, rel)
+        let removed: [ObjectID]
+        let added: [ObjectID]
+        if relationship.isToMany {
             let wanted = Set(ids)
-            for t in current where !wanted.contains(t) { unlink(id, rel, t) }
             let present = Set(current)
-            for t in ids where !present.contains(t) { link(id, rel, t) }
+            removed = current.filter { !wanted.contains($0) }
+            added = ids.filter { !present.contains($0) }
         } else {
-            setTarget(id, rel, ids.first)
+            guard current.first != ids.first else { return }
+            removed = current
+            added = Array(ids.prefix(1))
+        }
+        guard !removed.isEmpty || !added.isEmpty else { return }
+        var observed = observedChanges()
+        if !registered.isEmpty {
+            observed.insert(.relationship(rel), of: id)
+            for t in removed + added { observed.insert(.relationship(relationship.inverse), of: t) }
+            if !schema.layouts[Int(relationship.target)].relationships[relationship.inverse].isToMany {
+                // A target with a to-one inverse leaves its previous owner.
+                for t in added {
+                    if let previous = view.target(t, relationship.inverse), previous != id {
+                        observed.insert(.relationship(rel), of: previous)
+                    }
+                }
+            }
+        }
+        notifying(observed) {
+            if relationship.isToMany {
+                for t in removed { unlink(id, rel, t) }
+                for t in added { link(id, rel, t) }
+            } else {
+                setTarget(id, rel, added.first)
+            }
         }
     }
 }

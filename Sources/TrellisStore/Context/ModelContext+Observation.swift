@@ -5,10 +5,11 @@ import TrellisJournal
 
 extension ModelContext {
     /// Calls `handler` on this context's actor each time it moves to newer commits, with what they changed: the
-    /// store's `viewContext` moves by itself (when the main actor runs), any root context when it `refresh()`es.
-    /// Its own saves are not reported. A root context reports the commits made after its first `onChange(_:)` or
-    /// `changes()`; a child context reports nothing (it reads its parent). Keep the token: the calls stop when it is
-    /// cancelled or released (so an unused result is a warning, not a silent no-op).
+    /// store's `viewContext` moves by itself (when the main actor runs), any root context when it `refresh()`es, and
+    /// when a `save()` brings in commits other contexts made since it last moved. Its own saves are not reported. A
+    /// root context reports the commits made after its first `onChange(_:)` or `changes()`; a child context reports
+    /// nothing (it reads its parent). Keep the token: the calls stop when it is cancelled or released (so an unused
+    /// result is a warning, not a silent no-op).
     ///
     /// ```swift
     /// let token = store.viewContext.onChange { changes in
@@ -39,23 +40,36 @@ extension ModelContext {
         return stream
     }
 
-    /// Has the store file commits for this root context's reports, from now on (the view context's box does its own).
+    /// Has the store file change reports for this root context from now on (the view context's box does its own).
     private func subscribe() {
-        guard parent == nil, observers.inbox == nil else { return }
-        let inbox = CommitInbox(after: ownBase.sequence)
+        guard parent == nil else { return }
+        if let inbox = observers.inbox {
+            inbox.startReporting()
+            return
+        }
+        let inbox = CommitInbox(after: ownBase.sequence, reports: true)
         observers.inbox = inbox
         observers.subscription = store.observe { commit in _ = inbox.file(commit) }
     }
 
-    /// Moves to the newest snapshot (filed or published) and reports the filed commits that are not this context's
-    /// own saves, merged into one report.
+    /// Moves to the newest snapshot (filed or published), telling the observers of the registered objects what the
+    /// commits in between change, and reports the filed commits that are not this context's own saves, merged into
+    /// one report.
     func deliver(newest published: Graph?) {
         let (filed, commits) = observers.inbox?.take() ?? (nil, [])
         let newest = [filed, published].compactMap { $0 }.max { $0.sequence < $1.sequence }
-        if let newest { advance(to: newest) }
+        if let newest {
+            let observed = observedChanges(from: ownBase, to: newest, filed: commits, skipping: observers.ownSaves)
+            notifying(observed) { advance(to: newest) }
+        }
+        report(commits)
+    }
+
+    /// Calls the handlers and streams with the reported commits that are not this context's own saves, merged.
+    func report(_ commits: [FiledCommit]) {
         var merged = ContextChanges()
-        for (sequence, changes) in commits where observers.ownSaves.remove(sequence) == nil {
-            merged.merge(changes)
+        for commit in commits where observers.ownSaves.remove(commit.sequence) == nil && commit.isReported {
+            merged.merge(commit.changes)
         }
         guard !merged.isEmpty else { return }
         observers.handlers.removeAll { $0.flag.isCancelled }

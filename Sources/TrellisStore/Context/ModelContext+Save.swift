@@ -17,7 +17,12 @@ extension ModelContext {
     /// Assigning to an object after it was deleted (in this context or by a save it followed) is not kept: the next
     /// save throws `.missingObject` naming each such assignment, once (as Core Data refuses to save a change to a
     /// deleted object).
-    /// - Complexity: O(c) for c pending changes (plus the commit's own cost); O(c) into a parent.
+    ///
+    /// A root context moves to its commit's version: the observers of its model objects hear of what the other
+    /// contexts' commits since its last move changed (and `onChange(_:)` handlers get them), as at `refresh()`. A
+    /// child's save tells the observers of the parent's objects what it changes there.
+    /// - Complexity: O(c) for c pending changes (plus the commit's own cost, and the changes of the commits it moves
+    ///   past); O(c) into a parent.
     public func save() throws {
         guard hasChanges else { return }
         if !writesToDeleted.isEmpty {
@@ -54,7 +59,7 @@ extension ModelContext {
             } catch let error as TrellisError where error.code == .staleSnapshot {
                 continue
             }
-            didSave(commit)
+            didSave(commit, resolvedConflicts: !plan.conflicts.isEmpty)
             return
         }
     }
@@ -77,11 +82,23 @@ extension ModelContext {
         return planner.plan(store.transaction())
     }
 
-    private func didSave(_ commit: Commit) {
-        pending.removeAll()
-        if observers.inbox != nil { observers.ownSaves.insert(commit.sequence) }
-        advance(to: commit.snapshot)
-        resetEpochs()
+    /// Moves to the commit's snapshot with the pending changes gone (they are in it now), telling the observers of
+    /// the registered objects what the other contexts' commits before it change (and what its own does, when the
+    /// merge policy resolved conflicts: values may then differ from the pending ones), and reporting those commits.
+    private func didSave(_ commit: Commit, resolvedConflicts: Bool) {
+        // An empty commit has no sequence of its own: it answers with the published one, someone else's commit.
+        let own = commit.changes.isEmpty ? nil : commit.sequence
+        if let own, observers.inbox != nil { observers.ownSaves.insert(own) }
+        // The store filed the commit (and the ones before it) before `commit` returned, unless the inbox dropped them.
+        let filed = observers.inbox?.take(through: commit.sequence) ?? []
+        let skipping: Set<UInt64> = resolvedConflicts ? [] : own.map { [$0] } ?? []
+        let observed = observedChanges(from: ownBase, to: commit.snapshot, filed: filed, skipping: skipping)
+        notifying(observed) {
+            pending.removeAll()
+            advance(to: commit.snapshot)
+            resetEpochs()
+        }
+        report(filed)
     }
 
     /// Throws `staleSnapshot` when a watched object's row or to-one targets differ between the two versions.
@@ -100,6 +117,12 @@ extension ModelContext {
 
     /// A child's save: its layer is folded into the parent's, which then holds the changes pending.
     private func pushChanges(into parent: ModelContext) {
+        var observed = parent.observedChanges()
+        if !parent.registered.isEmpty { observed.insert(layer: pending, over: view) }
+        parent.notifying(observed) { push(into: parent) }
+    }
+
+    private func push(into parent: ModelContext) {
         let target = parent.pending
         for (id, row) in pending.liveInserts { target.insert(id, row: row) }
         for (id, changes) in pending.allUpdates where view.exists(id) {

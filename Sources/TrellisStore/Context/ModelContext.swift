@@ -55,6 +55,16 @@ public final class ModelContext {
         self.parent = nil
         self.ownBase = store.snapshot
         self.epochs = [ownBase]
+        // The view context's box files its commits; any other root context follows them quietly, for its objects'
+        // observers (see `CommitInbox`).
+        guard !weak else { return }
+        let inbox = CommitInbox(after: ownBase.sequence, reports: false)
+        observers.inbox = inbox
+        observers.subscription = store.observe { commit in _ = inbox.file(commit) }
+        // A commit published before the store filed for the inbox would be missed: start after it (nothing is
+        // registered yet, so nobody needs telling).
+        ownBase = store.snapshot
+        epochs = [ownBase]
     }
 
     /// A child context: it reads its parent's view (including the parent's pending changes) plus its own changes;
@@ -111,11 +121,17 @@ public final class ModelContext {
     public func exists(_ id: ObjectID) -> Bool { view.exists(id) }
 
     /// Drops every unsaved change. Objects inserted since the last save no longer exist in the context's view.
-    /// - Complexity: O(1) (the pending changes are released).
+    ///
+    /// The observers of the properties that go back to their saved values hear of it (see `Model`).
+    /// - Complexity: O(1) when no model object is registered; O(c) for c pending changes otherwise.
     public func rollback() {
-        pending.removeAll()
-        writesToDeleted.removeAll()
-        resetEpochs()
+        var observed = observedChanges()
+        if !registered.isEmpty { observed.insert(layer: pending, over: view) }
+        notifying(observed) {
+            pending.removeAll()
+            writesToDeleted.removeAll()
+            resetEpochs()
+        }
     }
 
     /// Moves a root context to the store's newest snapshot, keeping its pending changes on top, and reports what the
@@ -129,7 +145,10 @@ public final class ModelContext {
     /// try store.write { tx in _ = try tx.insert("Chore", ["title": "from elsewhere"]) }
     /// view.refresh()                  // prints "1 new" now, not when the main actor next runs
     /// ```
-    /// - Complexity: O(c) for the c commits reported; O(1) with no handlers.
+    ///
+    /// The observers of the context's model objects hear of the properties those commits change (see `Model`).
+    /// - Complexity: O(c) for the c changes of the commits skipped; when they were more than the context keeps
+    ///   (`onChange(_:)` keeps them all, otherwise 10,000), O(r) for the r objects it holds instead.
     public func refresh() {
         precondition(parent == nil, "Trellis: a child context reads its parent; refresh the root context")
         deliver(newest: store.snapshot)

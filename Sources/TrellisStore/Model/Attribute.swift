@@ -1,3 +1,4 @@
+import Observation
 import TrellisCore
 import TrellisGraph
 import TrellisJournal
@@ -41,6 +42,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
     /// The name the attribute had in the store's schema when it was renamed: opening migrates its values.
     let originalName: String?
     var slot = -1
+    static var isRelationship: Bool { false }
     /// How the value converts to and from what the store holds, picked by the initializer from `Value`'s type.
     let codec: any AttributeCodec<Value>.Type
 
@@ -113,6 +115,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
         set { fatalError("unavailable") }
     }
 
+    /// Reads register with the object's observation registrar; writes notify its observers (see `Model`).
     /// - Complexity: O(1) for an unmanaged object; a few hash lookups for a managed one.
     public static subscript<M: Model>(
         _enclosingInstance object: M,
@@ -120,8 +123,10 @@ public struct Attribute<Value>: ModelPropertyStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
     ) -> Value {
         get {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
             if let probe = object.probe { probe.touch(ordinal) }
+            object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+            object.readProperties |= PropertyNotifier.bit(ordinal)
             guard let context = object.modelContext, let id = object.storedID,
                 let stored = context.attributeValue(id, object.binding!, ordinal)
             else { return object[keyPath: storageKeyPath].value }
@@ -131,13 +136,15 @@ public struct Attribute<Value>: ModelPropertyStorage {
             return value
         }
         set {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
-            guard let context = object.modelContext, let id = object.storedID else {
-                object[keyPath: storageKeyPath].value = newValue
-                return
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                guard let context = object.modelContext, let id = object.storedID else {
+                    object[keyPath: storageKeyPath].value = newValue
+                    return
+                }
+                context.setAttributeValue(
+                    id, object.binding!, ordinal, object[keyPath: storageKeyPath].codec.stored(newValue))
             }
-            context.setAttributeValue(
-                id, object.binding!, ordinal, object[keyPath: storageKeyPath].codec.stored(newValue))
         }
     }
 

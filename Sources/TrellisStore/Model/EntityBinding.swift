@@ -14,6 +14,10 @@ final class EntityBinding: Sendable {
     let metadata: ModelMetadata
     let entity: UInt32
     let columns: [Column]
+    /// The ordinal of the property at each attribute position, and at each relationship position (nil for what the
+    /// class does not declare: a hidden inverse, a retired attribute).
+    let attributeOrdinals: [Int?]
+    let relationshipOrdinals: [Int?]
 
     init(_ metadata: ModelMetadata, schema: Schema) throws {
         self.metadata = metadata
@@ -26,6 +30,16 @@ final class EntityBinding: Sendable {
             case .relationship: return .relationship(try layout.relationshipIndex(name))
             }
         }
+        var attributeOrdinals = [Int?](repeating: nil, count: layout.attributes.count)
+        var relationshipOrdinals = [Int?](repeating: nil, count: layout.relationships.count)
+        for (ordinal, column) in columns.enumerated() {
+            switch column {
+            case .attribute(let a): attributeOrdinals[a] = ordinal
+            case .relationship(let r): relationshipOrdinals[r] = ordinal
+            }
+        }
+        self.attributeOrdinals = attributeOrdinals
+        self.relationshipOrdinals = relationshipOrdinals
     }
 
     func attribute(_ ordinal: Int) -> Int {

@@ -1,3 +1,4 @@
+import Observation
 import TrellisCore
 import TrellisGraph
 import TrellisJournal
@@ -37,6 +38,21 @@ import TrellisJournal
 /// and from then on its properties read and write the context's view of the store. Objects belong to one context
 /// and are not `Sendable`; pass `objectID`s between threads and ask the other context for `model(for:as:)`. An object
 /// deleted but not yet saved keeps reading its last values.
+///
+/// Models are `Observable` (the Observation module's protocol, which SwiftUI follows): reading a property inside
+/// `withObservationTracking` (or a SwiftUI view's body) registers it, and the observers hear when it changes, whether
+/// by its setter, as the other end of a relationship edit, or by commits that reach its context: the view context
+/// following the store, `refresh()`, or a `save()` that brings in other contexts' commits. Only the properties that
+/// changed are notified; when another context deletes an object, all of its properties are (the store holds no
+/// values for it any more), and when this context deletes it, its relationships are (it has no targets any more).
+///
+/// ```swift
+/// withObservationTracking {
+///     _ = chore.title
+/// } onChange: {
+///     print("the title is about to change")
+/// }
+/// ```
 open class Model: Hashable {
     /// The context that manages this object; nil until it is inserted.
     public internal(set) var modelContext: ModelContext?
@@ -45,6 +61,11 @@ open class Model: Hashable {
     var binding: EntityBinding?
     /// Set only on the probe instances that map key paths to properties.
     var probe: KeyPathProbe.Recorder?
+    /// Whom to tell when a property is read or changes (the Observation module's bookkeeping, one per object).
+    let observationRegistrar = ObservationRegistrar()
+    /// The properties ever read on this object, by ordinal (`PropertyNotifier.bit(_:)`): only they can have observers,
+    /// so a context notifies only them of changes that do not come through the setters.
+    var readProperties: UInt64 = 0
 
     /// An unmanaged object with every property at its initial value; `ModelContext.insert(_:)` makes it persistent.
     public required init() {}
@@ -95,6 +116,10 @@ open class Model: Hashable {
 }
 
 extension Model: CustomDebugStringConvertible {}
+
+/// Models are `Observable`: reads of their properties register with `withObservationTracking` (and SwiftUI), and
+/// changes notify exactly the observers of the properties that changed (see `Model`).
+extension Model: Observable {}
 
 /// Models are `Identifiable` by their `objectID`, as SwiftData's are by `persistentModelID`.
 extension Model: Identifiable {}

@@ -24,16 +24,17 @@ enum ModelMirror {
         return out
     }
 
-    /// The ordinal of the property whose storage `keyPath` reaches, cached per key path.
+    /// The ordinal of the property whose storage `keyPath` reaches, cached per key path and class.
     ///
-    /// The first time a key path is seen, its storage is marked and the object mirrored to find which child carries
-    /// the mark; `#function` and key paths do not give property names, `Mirror` labels do.
-    static func ordinal<M: Model, S: ModelPropertyStorage>(
-        _ object: M, _ keyPath: ReferenceWritableKeyPath<M, S>
+    /// The first time a key path is seen on a class, its storage is marked and the object mirrored to find which
+    /// child carries the mark (`#function` and key paths do not give property names, `Mirror` labels do), and the
+    /// property's `PropertyNotifier` is recorded for the class with `wrapped`, the key path its getter observes.
+    static func ordinal<M: Model, S: ModelPropertyStorage, V>(
+        _ object: M, _ keyPath: ReferenceWritableKeyPath<M, S>, wrapped: ReferenceWritableKeyPath<M, V>
     ) -> Int {
         let cached = object[keyPath: keyPath].slot
         if cached >= 0 { return cached }
-        let key = KeyPathKey(keyPath)
+        let key = SlotKey(keyPath: KeyPathKey(keyPath), type: ObjectIdentifier(Swift.type(of: object)))
         if let known = slotCache.locked({ $0[key] }) {
             object[keyPath: keyPath].slot = known
             return known
@@ -43,10 +44,20 @@ enum ModelMirror {
             preconditionFailure("Trellis: a wrapped property of \(M.self) is not visible to Mirror")
         }
         object[keyPath: keyPath].slot = ordinal
+        // Recorded before the cache entry, so that whoever finds the entry finds the notifier too.
+        let notifier = PropertyNotifier(wrapped, ordinal: ordinal, isRelationship: S.isRelationship)
+        PropertyNotifier.record(notifier, for: Swift.type(of: object))
         slotCache.locked { $0[key] = ordinal }
         return ordinal
     }
 
+    /// A storage key path on objects of one dynamic class: a subclass's objects reach an inherited property through
+    /// the superclass's key path, and each class records its own notifiers.
+    private struct SlotKey: Hashable, Sendable {
+        let keyPath: KeyPathKey
+        let type: ObjectIdentifier
+    }
+
     private static let marker = Int.min
-    private static let slotCache = Mutex<[KeyPathKey: Int]>([:])
+    private static let slotCache = Mutex<[SlotKey: Int]>([:])
 }

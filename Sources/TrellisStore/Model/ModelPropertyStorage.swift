@@ -8,6 +8,8 @@ import TrellisJournal
 /// A property's *ordinal* is its position among the wrapped properties of its class, superclass properties first, in
 /// declaration order (the order `Mirror` lists them). Storage caches its ordinal in `slot` once it is known.
 protocol ModelPropertyStorage {
+    /// Whether the wrapper is a `@Relationship` (else an `@Attribute`).
+    static var isRelationship: Bool { get }
     /// The property's ordinal, or -1 while unknown.
     var slot: Int { get set }
     /// The schema description of the property (its name comes from the storage's label).

@@ -1,3 +1,4 @@
+import Observation
 import TrellisCore
 import TrellisGraph
 import TrellisJournal
@@ -68,6 +69,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     let inverse: KeyPathKey?
     let originalName: String?
     var slot = -1
+    static var isRelationship: Bool { true }
 
     /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
     public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
@@ -95,6 +97,8 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
         set { fatalError("unavailable") }
     }
 
+    /// Reads register with the object's observation registrar; writes notify the observers of both ends (see
+    /// `Model`).
     /// - Complexity: O(k) for k targets (each target object is looked up or made once per context).
     public static subscript<M: Model>(
         _enclosingInstance object: M,
@@ -102,8 +106,10 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
     ) -> Value {
         get {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
             if let probe = object.probe { probe.touch(ordinal) }
+            object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+            object.readProperties |= PropertyNotifier.bit(ordinal)
             guard let context = object.modelContext, let id = object.storedID else {
                 return object[keyPath: storageKeyPath].value
             }
@@ -111,11 +117,14 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
             return Value(targets: ids.map { context.materialize($0, as: Value.Target.self) })
         }
         set {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath)
+            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
             guard let context = object.modelContext, let id = object.storedID else {
-                object[keyPath: storageKeyPath].value = newValue
+                object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                    object[keyPath: storageKeyPath].value = newValue
+                }
                 return
             }
+            // The context notifies this end and the other ends it changes, around the edit.
             context.setTargets(id, object.binding!, ordinal, newValue.targets)
         }
     }

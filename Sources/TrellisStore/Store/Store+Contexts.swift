@@ -107,7 +107,7 @@ final class StoreContexts: Sendable {
 
     init(store: Store) {
         context = ModelContext(store: store, weak: true)
-        let inbox = CommitInbox(after: context.snapshot.sequence)
+        let inbox = CommitInbox(after: context.snapshot.sequence, reports: true)
         context.observers.inbox = inbox
         token = store.observe { [weak self] commit in
             if inbox.file(commit) {

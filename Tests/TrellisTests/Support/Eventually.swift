@@ -10,3 +10,16 @@ func eventually(within seconds: Double = 30, _ condition: () throws -> Bool) ret
         usleep(1_000)
     }
 }
+
+/// `eventually` for a condition that waits on its own actor (the view context's deliveries run on the main actor):
+/// it polls between suspensions, so the actor runs meanwhile, where `eventually` would block it.
+func eventuallyYielding(
+    within seconds: Double = 30, isolation: isolated (any Actor)? = #isolation, _ condition: () throws -> Bool
+) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if try condition() { return true }
+        if Date() >= deadline { return false }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+}
