@@ -149,10 +149,16 @@ extension Store {
     private static func initialValues(_ model: Model, _ binding: EntityBinding, _ layout: EntityLayout) -> [Value] {
         var row = layout.attributes.map { $0.defaultValue ?? .null }
         for (ordinal, property) in ModelMirror.properties(of: model).enumerated() {
-            guard case .attribute(let a) = binding.columns[ordinal], let value = property.storage.unmanagedValue else {
-                continue
+            switch binding.columns[ordinal] {
+            case .attribute(let a):
+                guard let value = property.storage.unmanagedValue else { continue }
+                row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
+            case .composite(let leaves):
+                for (a, value) in zip(leaves, property.storage.unmanagedLeaves ?? []) {
+                    row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
+                }
+            case .relationship: continue
             }
-            row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
         }
         return row
     }
@@ -166,9 +172,9 @@ extension Store {
     ) throws -> BatchResult {
         let binding = contexts.binding(for: type, schema: schema)
         let columns = try assignments.map { assignment -> (AttributeKey, Value) in
-            guard case .property(let o)? = KeyPathProbe.resolve(assignment.keyPath.keyPath, on: type),
-                case .attribute(let a) = binding.columns[o]
-            else { throw TrellisError(.invalidArgument, "a batch assignment of \(type) names no attribute") }
+            guard let a = binding.attribute(at: KeyPathProbe.resolve(assignment.keyPath.keyPath, on: type)) else {
+                throw TrellisError(.invalidArgument, "a batch assignment of \(type) names no attribute")
+            }
             return (AttributeKey(entity: binding.entity, index: a), assignment.value)
         }
         return try batch(type, predicate) { tx, ids in
