@@ -140,6 +140,8 @@ extension ModelContext {
     func compositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> [Value]? {
         guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
         let view = self.view
+        // One row read (one lookup of the object) rather than one per leaf; an object deleted here reads leaf by leaf.
+        if let row = view.row(id) { return leaves.map { row[$0] } }
         var values: [Value] = []
         values.reserveCapacity(leaves.count)
         for a in leaves {
@@ -152,7 +154,19 @@ extension ModelContext {
     /// Sets a composite attribute's leaves: only those that change become pending changes (and reach the journal).
     func setCompositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ values: [Value]) {
         guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
-        for (a, value) in zip(leaves, values) { setAttribute(id, a, value) }
+        let layout = schema.layouts[Int(id.entity)]
+        let view = self.view
+        guard view.exists(id) else {
+            writesToDeleted.append("\(schema.describe(id)).\(layout.attributes[leaves[0]].name)")
+            return
+        }
+        let row = view.row(id)
+        for (a, value) in zip(leaves, values) {
+            let value = normalized(value, layout.attributes[a], layout.name)
+            guard (row?[a] ?? view.value(id, a)) != value else { continue }
+            noteOrigin(id)
+            pending.set(id, a, value)
+        }
     }
 
     func setAttributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ value: Value) {

@@ -21,15 +21,54 @@ final class CompositeShape: Sendable {
         let isPresence: Bool
     }
 
+    /// What a field of a container is: a value leaf, or a nested composite (its container, and its presence leaf
+    /// when it is optional).
+    enum Field: Sendable {
+        case leaf(Int)
+        case composite(node: Int, presence: Int?)
+    }
+
     let leaves: [Leaf]
     /// Leaf positions by their joined path.
     let positions: [String: Int]
+    /// Per container (0: the attribute's own struct), its fields by name: coding looks fields up here, one short
+    /// string each, instead of joining paths.
+    let nodes: [[String: Field]]
 
     private init(_ leaves: [Leaf]) {
         self.leaves = leaves
         self.positions = Dictionary(
             leaves.enumerated().map { ($1.path.joined(separator: "."), $0) }, uniquingKeysWith: { a, _ in a })
+        var nodes: [[String: Field]] = [[:]]
+        var nodeOfPath: [[String]: Int] = [[]: 0]
+        func node(_ path: [String]) -> Int {
+            if let n = nodeOfPath[path] { return n }
+            let parent = node(Array(path.dropLast()))
+            nodes.append([:])
+            let n = nodes.count - 1
+            nodeOfPath[path] = n
+            if case .composite(_, let presence)? = nodes[parent][path.last!] {
+                nodes[parent][path.last!] = .composite(node: n, presence: presence)
+            } else {
+                nodes[parent][path.last!] = .composite(node: n, presence: nil)
+            }
+            return n
+        }
+        for (i, leaf) in leaves.enumerated() where !leaf.path.isEmpty {
+            let parent = node(Array(leaf.path.dropLast()))
+            let name = leaf.path.last!
+            if leaf.isPresence {
+                let child = node(leaf.path)
+                nodes[parent][name] = .composite(node: child, presence: i)
+            } else {
+                nodes[parent][name] = .leaf(i)
+            }
+        }
+        self.nodes = nodes
     }
+
+    /// Whether the attribute itself is optional (its presence leaf comes first, with an empty path).
+    var isOptionalRoot: Bool { leaves.first.map { $0.isPresence && $0.path.isEmpty } ?? false }
 
     /// The positions of leaves that hold field values (not presence), the ones a key path can end at.
     var valueLeaves: [Int] { leaves.indices.filter { !leaves[$0].isPresence } }
@@ -68,19 +107,19 @@ final class CompositeShape: Sendable {
     /// Encodes a value as its leaves, in leaf order.
     func leaves<T: Encodable>(of value: T) -> [Value] {
         let encoder = LeafEncoder(self)
-        if let optional = value as? any OptionalComposite {
-            encoder.set([], .bool(optional.encodeWrapped(encoder)))
+        if isOptionalRoot, let optional = value as? any OptionalComposite {
+            encoder.values[0] = .bool(optional.encodeWrapped(encoder))
         } else {
             // A composite's fields are all supported types (the shape was found), so encoding cannot fail.
-            try? value.encode(to: LeafEncoding(encoder, path: []))
+            try? value.encode(to: LeafEncoding(encoder, node: 0))
         }
         return encoder.values
     }
 
     /// Decodes a value from its leaves; nil when they do not make one (a required field holding null).
     func value<T: Decodable>(_ type: T.Type, from values: [Value]) -> T? {
-        let decoding = LeafDecoding(self, values, path: [])
-        if let optional = type as? any OptionalComposite.Type {
+        let decoding = LeafDecoding(self, values, node: 0)
+        if isOptionalRoot, let optional = type as? any OptionalComposite.Type {
             guard case .bool(true) = values[0] else { return optional.absent as? T }
             return try? optional.decodeWrapped(decoding) as? T
         }
@@ -137,7 +176,7 @@ extension Optional: OptionalComposite where Wrapped: Codable {
     static var absent: Any { Optional<Wrapped>.none as Any }
     func encodeWrapped(_ encoder: LeafEncoder) -> Bool {
         guard let self else { return false }
-        try? self.encode(to: LeafEncoding(encoder, path: []))
+        try? self.encode(to: LeafEncoding(encoder, node: 0))
         return true
     }
 }
@@ -273,26 +312,21 @@ final class LeafEncoder {
         // Presence columns start false (an absent optional composite encodes nothing), value leaves null.
         self.values = shape.leaves.map { $0.isPresence ? .bool(false) : .null }
     }
-
-    func set(_ path: [String], _ value: Value) {
-        guard let i = shape.positions[path.joined(separator: ".")] else { return }
-        values[i] = value
-    }
 }
 
 struct LeafEncoding: Encoder {
     let encoder: LeafEncoder
-    let path: [String]
-    var codingPath: [any CodingKey] { path.map(PathKey.init) }
+    let node: Int
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(_ encoder: LeafEncoder, path: [String]) {
+    init(_ encoder: LeafEncoder, node: Int) {
         self.encoder = encoder
-        self.path = path
+        self.node = node
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(LeafEncodingContainer<Key>(encoding: self))
+        KeyedEncodingContainer(LeafEncodingContainer<Key>(encoder: encoder, fields: encoder.shape.nodes[node]))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer { preconditionFailure("not a composite field") }
@@ -300,20 +334,38 @@ struct LeafEncoding: Encoder {
 }
 
 struct LeafEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoding: LeafEncoding
-    var codingPath: [any CodingKey] { encoding.codingPath }
+    let encoder: LeafEncoder
+    let fields: [String: CompositeShape.Field]
+    var codingPath: [any CodingKey] { [] }
 
     mutating func encodeNil(forKey key: Key) throws {}
 
+    private func put<T: PersistentValue>(_ value: T, _ key: Key) {
+        guard case .leaf(let i)? = fields[key.stringValue] else { return }
+        encoder.values[i] = value.persistentValue
+    }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { put(value, key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { put(value, key) }
+
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        let path = encoding.path + [key.stringValue]
-        if let scalar = value as? any PersistentValue {
-            encoding.encoder.set(path, scalar.persistentValue)
+        switch fields[key.stringValue] {
+        case .leaf(let i)?:
+            if let scalar = value as? any PersistentValue { encoder.values[i] = scalar.persistentValue }
+        case .composite(let node, let presence)?:
+            // A nested composite: present (its presence column, if it is optional), then its fields.
+            if let presence { encoder.values[presence] = .bool(true) }
+            try value.encode(to: LeafEncoding(encoder, node: node))
+        case nil:
             return
         }
-        // A nested composite: present (its presence column, if it is optional), then its fields.
-        encoding.encoder.set(path, .bool(true))
-        try value.encode(to: LeafEncoding(encoding.encoder, path: path))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -340,52 +392,47 @@ struct LeafEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 struct LeafDecoding: Decoder {
     let shape: CompositeShape
     let values: [Value]
-    let path: [String]
-    var codingPath: [any CodingKey] { path.map(PathKey.init) }
+    let node: Int
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(_ shape: CompositeShape, _ values: [Value], path: [String]) {
+    init(_ shape: CompositeShape, _ values: [Value], node: Int) {
         self.shape = shape
         self.values = values
-        self.path = path
+        self.node = node
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(LeafDecodingContainer<Key>(decoding: self))
+        KeyedDecodingContainer(LeafDecodingContainer<Key>(decoding: self, fields: shape.nodes[node]))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw ShapeError("not a composite field") }
     func singleValueContainer() throws -> any SingleValueDecodingContainer { throw ShapeError("not a composite field") }
-
-    func leaf(_ path: [String]) -> Value? {
-        shape.positions[path.joined(separator: ".")].map { values[$0] }
-    }
 }
 
 struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoding: LeafDecoding
-    var codingPath: [any CodingKey] { decoding.codingPath }
+    let fields: [String: CompositeShape.Field]
+    var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { [] }
 
-    func contains(_ key: Key) -> Bool { decoding.leaf(decoding.path + [key.stringValue]) != nil }
+    func contains(_ key: Key) -> Bool { fields[key.stringValue] != nil }
 
     /// A field is nil when its leaf holds null, or, for a composite, when its presence column is not true.
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let v = decoding.leaf(decoding.path + [key.stringValue]) else { return true }
-        let position = decoding.shape.positions[(decoding.path + [key.stringValue]).joined(separator: ".")]!
-        if decoding.shape.leaves[position].isPresence { return v != .bool(true) }
-        return v.isNull
+        switch fields[key.stringValue] {
+        case .leaf(let i)?: return decoding.values[i].isNull
+        case .composite(_, let presence?)?: return decoding.values[presence] != .bool(true)
+        case .composite(_, nil)?: return false
+        case nil: return true
+        }
     }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let path = decoding.path + [key.stringValue]
-        if let scalar = type as? any PersistentValue.Type {
-            guard let v = decoding.leaf(path), let value = scalar.init(persistentValue: v) as? T else {
-                throw ShapeError("\(path.joined(separator: ".")) holds no \(type)")
-            }
-            return value
+    private func scalar<T: PersistentValue>(_ type: T.Type, _ key: Key) throws -> T {
+        guard case .leaf(let i)? = fields[key.stringValue], let value = T(persistentValue: decoding.values[i]) else {
+            throw ShapeError("\(key.stringValue) holds no \(type)")
         }
-        return try T(from: LeafDecoding(decoding.shape, decoding.values, path: path))
+        return value
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try scalar(type, key) }
@@ -398,8 +445,18 @@ struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try scalar(type, key) }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try scalar(type, key) }
 
-    private func scalar<T: PersistentValue & Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-        try decode(type, forKey: key)
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        switch fields[key.stringValue] {
+        case .leaf(let i)?:
+            guard let scalar = type as? any PersistentValue.Type,
+                let value = scalar.init(persistentValue: decoding.values[i]) as? T
+            else { throw ShapeError("\(key.stringValue) holds no \(type)") }
+            return value
+        case .composite(let node, _)?:
+            return try T(from: LeafDecoding(decoding.shape, decoding.values, node: node))
+        case nil:
+            throw ShapeError("\(key.stringValue) is not a field of the composite")
+        }
     }
 
     func nestedContainer<NestedKey: CodingKey>(
