@@ -68,33 +68,41 @@ public struct BatchRow<T: Model> {
         return o
     }
 
+    /// The attribute position a key path names: an attribute, or a field of a composite (`\.address.city`).
+    private func column(_ keyPath: AnyKeyPath) -> Int {
+        guard let a = binding.attribute(at: KeyPathProbe.resolve(keyPath, on: T.self)) else {
+            preconditionFailure("Trellis: a key path of \(T.self) in a batch row names no attribute")
+        }
+        return a
+    }
+
     /// An attribute's value in the row (its default until set).
     /// - Complexity: O(1) after the first use of the key path.
     public subscript<V: PersistentValue>(keyPath: KeyPath<T, V>) -> V {
         get {
-            let v = values[binding.attribute(ordinal(keyPath))]
+            let v = values[column(keyPath)]
             guard let typed = V(persistentValue: v) else { preconditionFailure("Trellis: \(v) is not a \(V.self)") }
             return typed
         }
-        set { values[binding.attribute(ordinal(keyPath))] = newValue.persistentValue }
+        set { values[column(keyPath)] = newValue.persistentValue }
     }
 
     /// An enum attribute's value in the row (its default until set); its raw value is stored.
     @_disfavoredOverload
     public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V>) -> V where V.RawValue: PersistentValue {
         get { typed(keyPath, RawValueCodec<V>.self) }
-        set { values[binding.attribute(ordinal(keyPath))] = RawValueCodec<V>.stored(newValue) }
+        set { values[column(keyPath)] = RawValueCodec<V>.stored(newValue) }
     }
 
     /// An optional enum attribute's value in the row (its default until set).
     @_disfavoredOverload
     public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V?>) -> V? where V.RawValue: PersistentValue {
         get { typed(keyPath, OptionalRawValueCodec<V>.self) }
-        set { values[binding.attribute(ordinal(keyPath))] = OptionalRawValueCodec<V>.stored(newValue) }
+        set { values[column(keyPath)] = OptionalRawValueCodec<V>.stored(newValue) }
     }
 
     private func typed<C: AttributeCodec>(_ keyPath: AnyKeyPath, _ codec: C.Type) -> C.Wrapped {
-        let v = values[binding.attribute(ordinal(keyPath))]
+        let v = values[column(keyPath)]
         guard let typed = C.value(of: v) else { preconditionFailure("Trellis: \(v) is not a \(C.Wrapped.self)") }
         return typed
     }

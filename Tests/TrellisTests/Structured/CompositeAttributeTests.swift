@@ -168,6 +168,23 @@ import Testing
         #expect(try X.problems(store) == [])
     }
 
+    /// Batch inserts and updates name a composite's fields by key path, like attributes.
+    @Test func batchRowsAndAssignmentsReachFields() throws {
+        let store = try Store(models: [Customer.self])
+        let inserted = try store.batchInsert(Customer.self, count: 10) { i, row in
+            row[\.name] = "c\(i)"
+            row[\.address.city] = i % 2 == 0 ? "Lyon" : "Nice"
+            row[\.address.zip] = "0\(i)"
+        }
+        try store.batchUpdate(
+            Customer.self, where: #Predicate { $0.address.city == "Nice" }, set: [.init(\.address.street, "quai")])
+        let context = ModelContext(store)
+        let customers = inserted.objects.map { context.model(for: $0, as: Customer.self)! }
+        #expect(customers.map(\.address.city) == (0..<10).map { $0 % 2 == 0 ? "Lyon" : "Nice" })
+        #expect(customers.map(\.address.street) == (0..<10).map { $0 % 2 == 0 ? "" : "quai" })
+        #expect(customers.map(\.address.zip) == (0..<10).map { "0\($0)" })
+    }
+
     enum ParcelV1 {
         struct Label: Codable {
             var to = ""
