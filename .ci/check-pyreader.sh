@@ -16,6 +16,9 @@
 #                  column kind, with index-order chunks); then migrated again (a retired entity, a renamed entity,
 #                  nulls filled, removals) on top of that checkpoint, and compacted again
 #   torn           the demo with 100 bytes of garbage after its last record (a torn tail, reported by both)
+#   composites     composite attributes (issue 19): 7 rounds of `trellis-crashtest profiles` (every leaf type, nested
+#                  and optional composites, nulls, one-field updates, a compaction), when trellis-crashtest is built
+#                  next to the tool (skipped with a note otherwise)
 # Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
 # the document defines. Exits 1 with a diff at the first disagreement.
 set -euo pipefail
@@ -148,6 +151,14 @@ for side in py swift; do
         failed=1
     fi
 done
+
+crashtest=$(dirname "$trellis")/trellis-crashtest
+if [ -x "$crashtest" ]; then
+    for round in 1 2 3 4 5 6 7; do "$crashtest" profiles --dir "$work/composites" --add "$round" >/dev/null; done
+    compare composites
+else
+    echo "check-pyreader: composites: skipped (no trellis-crashtest at $crashtest)"
+fi
 
 if [ "$failed" != 0 ]; then
     echo "check-pyreader: the readers disagree (see above); journal-format.md or trellis_reader.py is wrong" >&2

@@ -77,6 +77,7 @@ final class BenchRun {
         }
         if options.wants("W10") { try runMemory() }
         if options.wants("S1") { try runSeed() }
+        if options.wants("S2") { try runStructured() }
         if options.wants("X1") { try runScaling() }
         if options.wants("M1") { try runMigration() }
         if options.wants("L1") { try runLive() }

@@ -74,7 +74,9 @@ enum Targets {
         "W10/peak_bytes_per_object": .trellisAtMost(200), "S1/add_ms": .ratioAtLeast(5),
         "S1/update_ms": .ratioAtLeast(5), "S1/read_ms": .ratioAtLeast(5), "X1/large_over_small": .trellisAtMost(2),
         "M1/migrate_reopen_fetch_ms": .ratioAtLeast(1),
-        "L1/delivery_p50_us": .ratioAtLeast(20), "L1/delivery_p99_us": .trellisAtMost(1_000),
+        "L1/delivery_p50_us": .ratioAtLeast(20), "S2/update_ms": .ratioAtLeast(1), "S2/query_ms": .ratioAtLeast(1),
+        "S2/update_vs_blob_ms": .ratioAtLeast(5), "S2/query_vs_blob_ms": .ratioAtLeast(5),
+        "L1/delivery_p99_us": .trellisAtMost(1_000),
     ]
 
     /// The target as text, and whether the figure meets it (nil: no target, or nothing to judge).

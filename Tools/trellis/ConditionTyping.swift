@@ -48,6 +48,9 @@ struct ConditionTyping {
         let parts = name.text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for (i, part) in parts.enumerated() {
             let isLast = i == parts.count - 1
+            // A composite's field is an attribute whose name is the rest of the path (`address.city`).
+            let rest = parts[i...].joined(separator: ".")
+            if let attribute = current.attributes.first(where: { $0.name == rest }) { return attribute }
             func fail(_ message: String) -> ConditionError { ConditionError(message: message, column: column) }
             if isLast {
                 if let attribute = current.attributes.first(where: { $0.name == part }) { return attribute }

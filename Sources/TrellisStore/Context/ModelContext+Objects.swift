@@ -24,6 +24,10 @@ extension ModelContext {
             switch binding.columns[ordinal] {
             case .attribute(let a):
                 row[a] = normalized(property.storage.unmanagedValue ?? .null, layout.attributes[a], layout.name)
+            case .composite(let leaves):
+                for (a, value) in zip(leaves, property.storage.unmanagedLeaves ?? []) {
+                    row[a] = normalized(value, layout.attributes[a], layout.name)
+                }
             case .relationship:
                 if let targets = property.storage.unmanagedTargets, !targets.isEmpty {
                     related.append((ordinal, targets))
@@ -132,8 +136,44 @@ extension ModelContext {
         view.value(id, binding.attribute(ordinal))
     }
 
+    /// The values of a composite attribute's leaves, in its columns' order; nil when nothing holds the object.
+    func compositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> [Value]? {
+        guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
+        let view = self.view
+        // One row read (one lookup of the object) rather than one per leaf; an object deleted here reads leaf by leaf.
+        if let row = view.row(id) { return leaves.map { row[$0] } }
+        var values: [Value] = []
+        values.reserveCapacity(leaves.count)
+        for a in leaves {
+            guard let v = view.value(id, a) else { return nil }
+            values.append(v)
+        }
+        return values
+    }
+
+    /// Sets a composite attribute's leaves: only those that change become pending changes (and reach the journal).
+    func setCompositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ values: [Value]) {
+        guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
+        let layout = schema.layouts[Int(id.entity)]
+        let view = self.view
+        guard view.exists(id) else {
+            writesToDeleted.append("\(schema.describe(id)).\(layout.attributes[leaves[0]].name)")
+            return
+        }
+        let row = view.row(id)
+        for (a, value) in zip(leaves, values) {
+            let value = normalized(value, layout.attributes[a], layout.name)
+            guard (row?[a] ?? view.value(id, a)) != value else { continue }
+            noteOrigin(id)
+            pending.set(id, a, value)
+        }
+    }
+
     func setAttributeValue(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ value: Value) {
-        let a = binding.attribute(ordinal)
+        setAttribute(id, binding.attribute(ordinal), value)
+    }
+
+    private func setAttribute(_ id: ObjectID, _ a: Int, _ value: Value) {
         let layout = schema.layouts[Int(id.entity)]
         let value = normalized(value, layout.attributes[a], layout.name)
         let view = self.view

@@ -43,8 +43,11 @@ public struct Attribute<Value>: ModelPropertyStorage {
     let originalName: String?
     var slot = -1
     static var isRelationship: Bool { false }
-    /// How the value converts to and from what the store holds, picked by the initializer from `Value`'s type.
-    let codec: any AttributeCodec<Value>.Type
+    /// How the value converts to and from what the store holds, picked by the initializer from `Value`'s type; nil
+    /// for a composite.
+    let codec: (any AttributeCodec<Value>.Type)?
+    /// How a composite converts to and from its leaf columns; nil for a scalar.
+    let composite: (any CompositeCodec<Value>.Type)?
 
     /// An attribute with an initial value (the default for new objects) and options such as `.unique` or `.indexed`.
     public init(wrappedValue: Value, _ options: AttributeOption...) where Value: PersistentValue {
@@ -99,13 +102,58 @@ public struct Attribute<Value>: ModelPropertyStorage {
         self.init(nil, options, originalName, OptionalRawValueCodec<Wrapped>.self)
     }
 
+    /// A composite attribute: a `Codable` struct whose fields (scalar types, optionals of them, nested structs,
+    /// optional nested structs) are stored as one column each, named by their paths (`address.city`). Predicates,
+    /// sorts and indexes reach the fields by key path: `#Predicate<Person> { $0.address.city == "Lyon" }`,
+    /// `SortDescriptor(\Person.address.zip)`, `.index(\Person.address.city)`. The initial value's fields are the
+    /// columns' defaults.
+    @_disfavoredOverload
+    public init(wrappedValue: Value) where Value: Codable {
+        self.init(wrappedValue, [], nil, nil, CodableCompositeCodec<Value>.self)
+    }
+
+    /// An optional composite attribute without an initial value starts as nil; a presence column named after the
+    /// attribute says whether it holds a value.
+    @_disfavoredOverload
+    public init<Wrapped>() where Value == Wrapped?, Wrapped: Codable {
+        self.init(nil, [], nil, nil, CodableCompositeCodec<Value>.self)
+    }
+
+    /// A `Codable` enum is stored by its raw value, not as a composite (this overload only settles the choice).
+    @_disfavoredOverload
+    public init(wrappedValue: Value) where Value: RawRepresentable & Codable, Value.RawValue: PersistentValue {
+        self.init(wrappedValue, [], nil, RawValueCodec<Value>.self)
+    }
+
+    /// An optional `Codable` enum is stored by its raw value, not as a composite.
+    @_disfavoredOverload
+    public init<Wrapped>(wrappedValue: Wrapped?)
+    where Value == Wrapped?, Wrapped: RawRepresentable & Codable, Wrapped.RawValue: PersistentValue {
+        self.init(wrappedValue, [], nil, OptionalRawValueCodec<Wrapped>.self)
+    }
+
+    /// An optional `Codable` enum without an initial value starts as nil and is stored by its raw value.
+    @_disfavoredOverload
+    public init<Wrapped>()
+    where Value == Wrapped?, Wrapped: RawRepresentable & Codable, Wrapped.RawValue: PersistentValue {
+        self.init(nil, [], nil, OptionalRawValueCodec<Wrapped>.self)
+    }
+
     private init(
         _ value: Value, _ options: [AttributeOption], _ originalName: String?, _ codec: any AttributeCodec<Value>.Type
+    ) {
+        self.init(value, options, originalName, codec, nil)
+    }
+
+    private init(
+        _ value: Value, _ options: [AttributeOption], _ originalName: String?,
+        _ codec: (any AttributeCodec<Value>.Type)?, _ composite: (any CompositeCodec<Value>.Type)?
     ) {
         self.value = value
         self.options = Set(options)
         self.originalName = originalName
         self.codec = codec
+        self.composite = composite
     }
 
     /// Not available: a `Model` subclass's property reads and writes through `subscript(_enclosingInstance:…)`.
@@ -124,13 +172,28 @@ public struct Attribute<Value>: ModelPropertyStorage {
     ) -> Value {
         get {
             let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
-            if let probe = object.probe { probe.touch(ordinal) }
+            let storage = object[keyPath: storageKeyPath]
+            if let probe = object.probe {
+                if let composite = storage.composite, let shape = try? composite.shape.get() {
+                    // Key paths into a composite are told apart by which leaf changes what they read.
+                    probe.touch(ordinal, leaves: shape.valueLeaves)
+                    if let value = composite.value(of: shape.probeLeaves(variant: probe.variant)) { return value }
+                } else {
+                    probe.touch(ordinal)
+                }
+            }
             object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
             object.readProperties |= PropertyNotifier.bit(ordinal)
-            guard let context = object.modelContext, let id = object.storedID,
-                let stored = context.attributeValue(id, object.binding!, ordinal)
-            else { return object[keyPath: storageKeyPath].value }
-            guard let value = object[keyPath: storageKeyPath].codec.value(of: stored) else {
+            guard let context = object.modelContext, let id = object.storedID else { return storage.value }
+            if let composite = storage.composite {
+                guard let leaves = context.compositeValues(id, object.binding!, ordinal) else { return storage.value }
+                guard let value = composite.value(of: leaves) else {
+                    preconditionFailure("Trellis: \(M.self) holds \(leaves), which do not make a \(Value.self)")
+                }
+                return value
+            }
+            guard let stored = context.attributeValue(id, object.binding!, ordinal) else { return storage.value }
+            guard let value = storage.codec!.value(of: stored) else {
                 preconditionFailure("Trellis: \(M.self) holds \(stored), which is not a \(Value.self)")
             }
             return value
@@ -142,20 +205,40 @@ public struct Attribute<Value>: ModelPropertyStorage {
                     object[keyPath: storageKeyPath].value = newValue
                     return
                 }
-                context.setAttributeValue(
-                    id, object.binding!, ordinal, object[keyPath: storageKeyPath].codec.stored(newValue))
+                let storage = object[keyPath: storageKeyPath]
+                if let composite = storage.composite {
+                    context.setCompositeValues(id, object.binding!, ordinal, composite.leaves(of: newValue))
+                } else {
+                    context.setAttributeValue(id, object.binding!, ordinal, storage.codec!.stored(newValue))
+                }
             }
         }
     }
 
     func describe(name: String) -> PropertyDescription {
+        if let composite {
+            switch composite.shape {
+            case .failure(let error):
+                return .invalid("attribute '\(name)': \(error.message)")
+            case .success(let shape):
+                let defaults = composite.leaves(of: value)
+                return .composite(
+                    shape.leaves.indices.map { i in
+                        AttributeDescription(
+                            shape.name(of: i, in: name), shape.leaves[i].type, optional: shape.leaves[i].isOptional,
+                            default: defaults[i])
+                    })
+            }
+        }
+        let codec = codec!
         let description = AttributeDescription(
             name, codec.attributeType, optional: codec.isOptional, default: codec.stored(value),
             originalName: originalName)
         return .attribute(description, unique: options.contains(.unique), indexed: options.contains(.indexed))
     }
 
-    var unmanagedValue: TrellisCore.Value? { codec.stored(value) }
+    var unmanagedValue: TrellisCore.Value? { codec?.stored(value) }
+    var unmanagedLeaves: [TrellisCore.Value]? { composite?.leaves(of: value) }
     var unmanagedTargets: [Model]? { nil }
 }
 
@@ -168,6 +251,28 @@ protocol AttributeCodec<Wrapped> {
     static func stored(_ value: Wrapped) -> Value
     /// nil when `value` is not of the type (or, for an enum, is a raw value with no case).
     static func value(of value: Value) -> Wrapped?
+}
+
+/// Converts a composite attribute's Swift type to and from its leaf columns (in `CompositeShape` order).
+protocol CompositeCodec<Wrapped> {
+    associatedtype Wrapped
+    static var shape: Result<CompositeShape, ShapeError> { get }
+    static func leaves(of value: Wrapped) -> [Value]
+    /// nil when the leaves do not make a value (a required field holding null).
+    static func value(of leaves: [Value]) -> Wrapped?
+}
+
+/// A `Codable` struct's conversion, through `CompositeShape`'s encoder and decoder.
+enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
+    static var shape: Result<CompositeShape, ShapeError> { CompositeShape.of(Wrapped.self) }
+    static func leaves(of value: Wrapped) -> [Value] {
+        guard case .success(let shape) = shape else { return [] }
+        return shape.leaves(of: value)
+    }
+    static func value(of leaves: [Value]) -> Wrapped? {
+        guard case .success(let shape) = shape, leaves.count == shape.leaves.count else { return nil }
+        return shape.value(Wrapped.self, from: leaves)
+    }
 }
 
 /// A `PersistentValue`'s own conversion.

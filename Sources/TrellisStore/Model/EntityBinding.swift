@@ -9,6 +9,8 @@ final class EntityBinding: Sendable {
     enum Column: Sendable {
         case attribute(Int)
         case relationship(Int)
+        /// A composite attribute's leaf columns, in `CompositeShape` order.
+        case composite([Int])
     }
 
     let metadata: ModelMetadata
@@ -28,6 +30,8 @@ final class EntityBinding: Sendable {
             switch property {
             case .attribute: return .attribute(try layout.attributeIndex(name))
             case .relationship: return .relationship(try layout.relationshipIndex(name))
+            case .composite(let leaves): return .composite(try leaves.map { try layout.attributeIndex($0.name) })
+            case .invalid(let message): throw TrellisError(.invalidSchema, message)
             }
         }
         var attributeOrdinals = [Int?](repeating: nil, count: layout.attributes.count)
@@ -36,6 +40,7 @@ final class EntityBinding: Sendable {
             switch column {
             case .attribute(let a): attributeOrdinals[a] = ordinal
             case .relationship(let r): relationshipOrdinals[r] = ordinal
+            case .composite(let leaves): for a in leaves { attributeOrdinals[a] = ordinal }
             }
         }
         self.attributeOrdinals = attributeOrdinals
@@ -45,6 +50,20 @@ final class EntityBinding: Sendable {
     func attribute(_ ordinal: Int) -> Int {
         guard case .attribute(let a) = columns[ordinal] else { preconditionFailure("not an attribute") }
         return a
+    }
+
+    /// The attribute position a resolved key path reads: a scalar attribute, or one leaf of a composite; nil for
+    /// anything else (a relationship, a whole composite, `objectID`).
+    func attribute(at target: KeyPathProbe.Target?) -> Int? {
+        switch target {
+        case .property(let o)?:
+            guard case .attribute(let a) = columns[o] else { return nil }
+            return a
+        case .leaf(let o, let leaf)?:
+            guard case .composite(let leaves) = columns[o] else { return nil }
+            return leaves[leaf]
+        default: return nil
+        }
     }
 
     func relationship(_ ordinal: Int) -> Int {

@@ -12,14 +12,23 @@ enum KeyPathProbe {
         case property(Int)
         /// `Model.objectID`.
         case identity
+        /// One leaf (by its position in `CompositeShape` order) of the composite attribute with this ordinal.
+        case leaf(Int, Int)
     }
 
     /// Collects what a probe object's properties were asked for.
     final class Recorder {
         private(set) var touched: Target?
+        /// The value leaves of the composite first touched, to try one by one.
+        private(set) var leaves: [Int] = []
+        /// The leaf a composite's probe value holds its alternate value in.
+        var variant: Int?
 
-        func touch(_ ordinal: Int) {
-            if touched == nil { touched = .property(ordinal) }
+        func touch(_ ordinal: Int, leaves: [Int] = []) {
+            if touched == nil {
+                touched = .property(ordinal)
+                self.leaves = leaves
+            }
         }
 
         func touchIdentity() {
@@ -38,10 +47,26 @@ enum KeyPathProbe {
         let probe = type.init()
         let recorder = Recorder()
         probe.probe = recorder
-        _ = probe[keyPath: keyPath]
-        guard let target = recorder.touched else { return nil }
+        let base = probe[keyPath: keyPath] as Any
+        guard var target = recorder.touched else { return nil }
+        if case .property(let ordinal) = target, !recorder.leaves.isEmpty {
+            // A key path into a composite reads the one leaf whose alternate value changes what it reads.
+            var hits: [Int] = []
+            for leaf in recorder.leaves {
+                recorder.variant = leaf
+                if !same(probe[keyPath: keyPath] as Any, base) { hits.append(leaf) }
+            }
+            if hits.count == 1 { target = .leaf(ordinal, hits[0]) }
+        }
         cache.locked { $0[key] = target }
         return target
+    }
+
+    private static func same(_ a: Any, _ b: Any) -> Bool {
+        if let x = a as? any PersistentValue, let y = b as? any PersistentValue {
+            return x.persistentValue == y.persistentValue
+        }
+        return String(describing: a) == String(describing: b)
     }
 }
 

@@ -30,8 +30,13 @@ final class ModelMetadata: Sendable {
 
     /// The name of the property that `keyPath` reads, for error messages and dictionaries.
     func name(of keyPath: AnyKeyPath) -> String? {
-        guard case .property(let o)? = KeyPathProbe.resolve(keyPath, on: type) else { return nil }
-        return names[o]
+        switch KeyPathProbe.resolve(keyPath, on: type) {
+        case .property(let o)?: return names[o]
+        case .leaf(let o, let leaf)?:
+            guard case .composite(let leaves) = properties[o] else { return nil }
+            return leaves[leaf].name
+        default: return nil
+        }
     }
 
     private static let registry = Mutex<[ObjectIdentifier: ModelMetadata]>([:])

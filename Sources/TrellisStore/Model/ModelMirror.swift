@@ -34,9 +34,17 @@ enum ModelMirror {
     ) -> Int {
         let cached = object[keyPath: keyPath].slot
         if cached >= 0 { return cached }
+        // A wrapper's key path is one object per declaration site, so its identity usually finds the ordinal without
+        // hashing the key path; the entry keeps the key path alive, so no other key path can take its address.
+        let fast = FastKey(keyPath: ObjectIdentifier(keyPath), type: ObjectIdentifier(Swift.type(of: object)))
+        if let known = fastCache.locked({ $0[fast] }), known.keyPath.keyPath === keyPath {
+            object[keyPath: keyPath].slot = known.ordinal
+            return known.ordinal
+        }
         let key = SlotKey(keyPath: KeyPathKey(keyPath), type: ObjectIdentifier(Swift.type(of: object)))
         if let known = slotCache.locked({ $0[key] }) {
             object[keyPath: keyPath].slot = known
+            fastCache.locked { $0[fast] = (KeyPathKey(keyPath), known) }
             return known
         }
         object[keyPath: keyPath].slot = marker
@@ -58,6 +66,13 @@ enum ModelMirror {
         let type: ObjectIdentifier
     }
 
+    /// A storage key path by identity, on objects of one dynamic class.
+    private struct FastKey: Hashable, Sendable {
+        let keyPath: ObjectIdentifier
+        let type: ObjectIdentifier
+    }
+
     private static let marker = Int.min
     private static let slotCache = Mutex<[SlotKey: Int]>([:])
+    private static let fastCache = Mutex<[FastKey: (keyPath: KeyPathKey, ordinal: Int)]>([:])
 }

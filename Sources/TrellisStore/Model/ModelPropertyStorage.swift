@@ -18,4 +18,11 @@ protocol ModelPropertyStorage {
     var unmanagedValue: Value? { get }
     /// For a relationship of an unmanaged object: the objects it holds.
     var unmanagedTargets: [Model]? { get }
+    /// For a composite attribute of an unmanaged object: its leaves' values, in the order of its columns.
+    var unmanagedLeaves: [Value]? { get }
+}
+
+extension ModelPropertyStorage {
+    /// None: only composite attributes have leaves.
+    var unmanagedLeaves: [Value]? { nil }
 }

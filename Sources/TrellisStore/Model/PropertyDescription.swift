@@ -7,6 +7,10 @@ import TrellisJournal
 enum PropertyDescription: Sendable {
     case attribute(AttributeDescription, unique: Bool, indexed: Bool)
     case relationship(ModelRelationship)
+    /// A composite attribute: its leaf columns, in order.
+    case composite([AttributeDescription])
+    /// A property that cannot be stored, and why (reported when the schema is derived).
+    case invalid(String)
 }
 
 /// A declared relationship before its inverse is paired.

@@ -29,6 +29,10 @@ extension Schema {
                     if unique || indexed { entity.indexes.append(IndexDescription([attribute.name], unique: unique)) }
                 case .relationship(let relationship):
                     relationships.append(relationship)
+                case .composite(let leaves):
+                    entity.attributes.append(contentsOf: leaves)
+                case .invalid(let message):
+                    throw TrellisError(.invalidSchema, "\(m.entityName): \(message)")
                 }
             }
             for index in m.type.indexes {

@@ -23,16 +23,33 @@ extension PredicateExpressions.Variable: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression { c.variable(key) }
 }
 
+/// A key path expression that reads inside a model's property (`$0.address.city`), seen as one key path on the
+/// model (`\Person.address.city`), so that a composite's field compiles to its column.
+protocol ModelKeyPathExpression {
+    func modelKeyPath(_ c: PredicateCompiler) -> (base: QueryExpression, type: Model.Type, keyPath: AnyKeyPath)?
+}
+
+extension PredicateExpressions.KeyPath: ModelKeyPathExpression {
+    func modelKeyPath(_ c: PredicateCompiler) -> (base: QueryExpression, type: Model.Type, keyPath: AnyKeyPath)? {
+        if let type = Root.Output.self as? Model.Type { return (c.compile(root), type, keyPath) }
+        guard let inner = (root as? any ModelKeyPathExpression)?.modelKeyPath(c),
+            let joined = inner.keyPath.appending(path: keyPath)
+        else { return nil }
+        return (inner.base, inner.type, joined)
+    }
+}
+
 extension PredicateExpressions.KeyPath: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression {
-        let base = c.compile(root)
         if let type = Root.Output.self as? Model.Type {
-            return c.property(of: base, type, keyPath)
+            return c.property(of: c.compile(root), type, keyPath)
         }
+        let base = c.compile(root)
         if let collection = Root.Output.self as? any ToManyCollection.Type, case .targets = base {
             if keyPath == collection.countKeyPath { return .count(base) }
             if keyPath == collection.isEmptyKeyPath { return .compare(.equal, .count(base), .constant(.int(0))) }
         }
+        if let path = modelKeyPath(c) { return c.property(of: path.base, path.type, path.keyPath, leafOnly: true) }
         return .opaque
     }
 }

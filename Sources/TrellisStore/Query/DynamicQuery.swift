@@ -130,14 +130,17 @@ extension DynamicQuery {
             objectTest: nil, sort: sort, objectOrder: nil, offset: max(0, offset ?? 0), limit: limit)
     }
 
-    /// The to-one hops and the attribute position a dotted name reaches.
+    /// The to-one hops and the attribute position a dotted name reaches. At each entity, an attribute named by the
+    /// rest of the path (a composite's field, `address.city`) is taken before a relationship hop.
     static func resolve(_ name: String, _ entity: UInt32, _ schema: Schema) throws -> (hops: [Int], attribute: Int) {
         var parts = name.split(separator: ".").map(String.init)
         guard let last = parts.popLast() else { throw TrellisError(.unknownAttribute, "an empty attribute name") }
         var current = entity
         var hops: [Int] = []
-        for part in parts {
+        for (i, part) in parts.enumerated() {
             let layout = schema.layouts[Int(current)]
+            let rest = (parts[i...] + [last]).joined(separator: ".")
+            if let a = layout.attributes.firstIndex(where: { $0.name == rest }) { return (hops, a) }
             let r = try layout.relationshipIndex(part)
             guard !layout.relationships[r].isToMany else {
                 throw TrellisError(

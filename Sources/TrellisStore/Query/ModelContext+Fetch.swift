@@ -96,12 +96,10 @@ extension ModelContext {
 
     /// The attribute a key path names, with its name; throws for anything else.
     func attributeColumn<T: Model>(_ keyPath: PartialKeyPath<T>, _ binding: EntityBinding) throws -> (String, Int) {
-        guard case .property(let ordinal)? = KeyPathProbe.resolve(keyPath, on: T.self),
-            case .attribute(let a) = binding.columns[ordinal]
-        else {
+        guard let a = binding.attribute(at: KeyPathProbe.resolve(keyPath, on: T.self)) else {
             throw TrellisError(.invalidArgument, "a key path of \(T.self) does not name an attribute")
         }
-        return (binding.metadata.names[ordinal], a)
+        return (schema.layouts[Int(binding.entity)].attributes[a].name, a)
     }
 
     /// A compiled fetch, and where Foundation's evaluation reports an error.

@@ -56,14 +56,23 @@ final class PredicateCompiler {
     }
 
     /// A key path applied to an object: an attribute, a to-one hop, a to-many relationship, or `objectID`.
-    func property(of base: QueryExpression, _ type: Model.Type, _ keyPath: AnyKeyPath) -> QueryExpression {
+    /// `leafOnly`: the key path reaches inside a property (`\Customer.address.city`), so only a composite's field
+    /// compiles; anything else (`\Project.chores.count` seen whole) is left to the caller.
+    func property(
+        of base: QueryExpression, _ type: Model.Type, _ keyPath: AnyKeyPath, leafOnly: Bool = false
+    ) -> QueryExpression {
         guard case .object(let slot, let hops) = base, let target = KeyPathProbe.resolve(keyPath, on: type) else {
             return .opaque
         }
-        guard case .property(let ordinal) = target else { return base }
         let binding = binding(type)
+        if case .leaf = target, let a = binding.attribute(at: target) {
+            return .attribute(slot: slot, hops: hops, attribute: a)
+        }
+        if leafOnly { return .opaque }
+        guard case .property(let ordinal) = target else { return base }
         switch binding.columns[ordinal] {
         case .attribute(let a): return .attribute(slot: slot, hops: hops, attribute: a)
+        case .composite: return .opaque
         case .relationship(let r):
             if schema.layouts[Int(binding.entity)].relationships[r].isToMany {
                 return .targets(slot: slot, hops: hops, relationship: r)

@@ -13,9 +13,7 @@ struct SortKey {
     /// Compiles a sort descriptor whose key path names an attribute; nil for anything else (a relationship path, a
     /// computed property), which the fetch then sorts with Foundation on objects.
     init?<T: Model>(_ descriptor: SortDescriptor<T>, binding: EntityBinding) {
-        guard let keyPath = descriptor.keyPath,
-            case .property(let ordinal)? = KeyPathProbe.resolve(keyPath, on: T.self),
-            case .attribute(let a) = binding.columns[ordinal]
+        guard let keyPath = descriptor.keyPath, let a = binding.attribute(at: KeyPathProbe.resolve(keyPath, on: T.self))
         else { return nil }
         attribute = a
         ascending = descriptor.order == .forward

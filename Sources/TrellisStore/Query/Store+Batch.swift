@@ -68,33 +68,41 @@ public struct BatchRow<T: Model> {
         return o
     }
 
+    /// The attribute position a key path names: an attribute, or a field of a composite (`\.address.city`).
+    private func column(_ keyPath: AnyKeyPath) -> Int {
+        guard let a = binding.attribute(at: KeyPathProbe.resolve(keyPath, on: T.self)) else {
+            preconditionFailure("Trellis: a key path of \(T.self) in a batch row names no attribute")
+        }
+        return a
+    }
+
     /// An attribute's value in the row (its default until set).
     /// - Complexity: O(1) after the first use of the key path.
     public subscript<V: PersistentValue>(keyPath: KeyPath<T, V>) -> V {
         get {
-            let v = values[binding.attribute(ordinal(keyPath))]
+            let v = values[column(keyPath)]
             guard let typed = V(persistentValue: v) else { preconditionFailure("Trellis: \(v) is not a \(V.self)") }
             return typed
         }
-        set { values[binding.attribute(ordinal(keyPath))] = newValue.persistentValue }
+        set { values[column(keyPath)] = newValue.persistentValue }
     }
 
     /// An enum attribute's value in the row (its default until set); its raw value is stored.
     @_disfavoredOverload
     public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V>) -> V where V.RawValue: PersistentValue {
         get { typed(keyPath, RawValueCodec<V>.self) }
-        set { values[binding.attribute(ordinal(keyPath))] = RawValueCodec<V>.stored(newValue) }
+        set { values[column(keyPath)] = RawValueCodec<V>.stored(newValue) }
     }
 
     /// An optional enum attribute's value in the row (its default until set).
     @_disfavoredOverload
     public subscript<V: RawRepresentable>(keyPath: KeyPath<T, V?>) -> V? where V.RawValue: PersistentValue {
         get { typed(keyPath, OptionalRawValueCodec<V>.self) }
-        set { values[binding.attribute(ordinal(keyPath))] = OptionalRawValueCodec<V>.stored(newValue) }
+        set { values[column(keyPath)] = OptionalRawValueCodec<V>.stored(newValue) }
     }
 
     private func typed<C: AttributeCodec>(_ keyPath: AnyKeyPath, _ codec: C.Type) -> C.Wrapped {
-        let v = values[binding.attribute(ordinal(keyPath))]
+        let v = values[column(keyPath)]
         guard let typed = C.value(of: v) else { preconditionFailure("Trellis: \(v) is not a \(C.Wrapped.self)") }
         return typed
     }
@@ -149,10 +157,16 @@ extension Store {
     private static func initialValues(_ model: Model, _ binding: EntityBinding, _ layout: EntityLayout) -> [Value] {
         var row = layout.attributes.map { $0.defaultValue ?? .null }
         for (ordinal, property) in ModelMirror.properties(of: model).enumerated() {
-            guard case .attribute(let a) = binding.columns[ordinal], let value = property.storage.unmanagedValue else {
-                continue
+            switch binding.columns[ordinal] {
+            case .attribute(let a):
+                guard let value = property.storage.unmanagedValue else { continue }
+                row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
+            case .composite(let leaves):
+                for (a, value) in zip(leaves, property.storage.unmanagedLeaves ?? []) {
+                    row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
+                }
+            case .relationship: continue
             }
-            row[a] = layout.attributes[a].type.normalized(value) ?? row[a]
         }
         return row
     }
@@ -166,9 +180,9 @@ extension Store {
     ) throws -> BatchResult {
         let binding = contexts.binding(for: type, schema: schema)
         let columns = try assignments.map { assignment -> (AttributeKey, Value) in
-            guard case .property(let o)? = KeyPathProbe.resolve(assignment.keyPath.keyPath, on: type),
-                case .attribute(let a) = binding.columns[o]
-            else { throw TrellisError(.invalidArgument, "a batch assignment of \(type) names no attribute") }
+            guard let a = binding.attribute(at: KeyPathProbe.resolve(assignment.keyPath.keyPath, on: type)) else {
+                throw TrellisError(.invalidArgument, "a batch assignment of \(type) names no attribute")
+            }
             return (AttributeKey(entity: binding.entity, index: a), assignment.value)
         }
         return try batch(type, predicate) { tx, ids in
