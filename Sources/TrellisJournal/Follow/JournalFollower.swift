@@ -172,6 +172,7 @@ package final class JournalFollower: Sendable {
             // What became durable between the open and the watch is read first.
             step()
             while watch.wait(timeout: timeout), !stopped.load(ordering: .relaxed) { step() }
+            closeFiles()
         }
         thread.name = "Trellis follower"
         thread.start()
@@ -204,10 +205,19 @@ package final class JournalFollower: Sendable {
         }
     }
 
-    /// Stops following; the store keeps the version it shows. Closes the files.
+    /// Stops following; the store keeps the version it shows. The thread closes the files as it ends (or this call,
+    /// when none was started). Takes no lock a step holds: a store released by the last reference an observer held
+    /// ends here, on the follower's thread, inside a step.
     package func close() {
         stopped.store(true, ordering: .relaxed)
-        watch.locked { $0?.stop() }
+        let started = watch.locked { w -> Bool in
+            w?.stop()
+            return w != nil
+        }
+        if !started { closeFiles() }
+    }
+
+    private func closeFiles() {
         state.locked { s in
             s.current?.file.close()
             s.current = nil
