@@ -88,7 +88,8 @@ public final class Store: Sendable, DurablePublisher {
         self.follower = opened.follower
         self.directory = directory
         self.recoveryReport = opened.report
-        self.isReadOnly = options.readOnly
+        // `follow` set after `StoreOptions.init` leaves `readOnly` as it was: a follower is read-only all the same.
+        self.isReadOnly = options.readOnly || options.follow
         journal?.start(publisher: self)
         follower?.start(
             publisher: self, notifications: options.followNotifications, interval: options.followPollInterval)

@@ -65,4 +65,18 @@ import Testing
         #expect(follower.snapshot.sequence >= 10)
         try writer.close()
     }
+
+    @Test("a follower refuses commits, also when `follow` was set after the options were made")
+    func aFollowerRefusesCommits() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        var options = StoreOptions()
+        options.follow = true
+        let follower = try Store(directory: directory, schema: CrashWorkload.schema, options: options)
+        #expect(follower.isReadOnly && follower.isFollowing)
+        #expect(throws: TrellisError.self) { try CrashWorkload.commit(1, to: follower) }
+        #expect(follower.snapshot.sequence == 0)
+        try follower.close()
+    }
 }
