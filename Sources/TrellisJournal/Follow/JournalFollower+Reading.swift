@@ -21,7 +21,14 @@ extension JournalFollower {
         }
         var commits: [Commit] = []
         while s.graph.sequence < target, var segment = s.current {
-            let stopped = try read(&segment, through: target, into: &s.graph, commits: &commits, initial: initial)
+            // In the mark's segment nothing past its offset is read: the space reserved after it is zeros to skip.
+            // (Not when the manifest claims more than the mark: an older build writes the store and not the mark.)
+            let end = mark.flatMap {
+                $0.sequence >= target && $0.segment == segment.id && $0.salt == segment.salt
+                    ? Int(clamping: $0.offset) : nil
+            }
+            let stopped = try read(
+                &segment, upTo: end, through: target, into: &s.graph, commits: &commits, initial: initial)
             s.current = segment
             if s.graph.sequence >= target { break }
             // A durable record in the mark's segment before its offset that does not read is damage, not a record
@@ -45,14 +52,15 @@ extension JournalFollower {
         return commits
     }
 
-    /// Reads frames of `segment` from its offset while they are records through `target`; returns the offset of
-    /// damage that stopped it (nil: the end of the file, reserved zeros, or the target).
+    /// Reads frames of `segment` from its offset, before `end` (nil: the end of the file), while they are records
+    /// through `target`; returns the offset of damage that stopped it (nil: the end, reserved zeros, or the target).
     private func read(
-        _ segment: inout Segment, through target: UInt64, into graph: inout Graph, commits: inout [Commit],
-        initial: Bool
+        _ segment: inout Segment, upTo end: Int?, through target: UInt64, into graph: inout Graph,
+        commits: inout [Commit], initial: Bool
     ) throws -> Int? {
+        let size = try segment.file.size()
         var scanner = FrameScanner(
-            segment.file, name: segment.name, size: try segment.file.size(), salt: segment.salt, otherSalts: [],
+            segment.file, name: segment.name, size: min(size, end ?? size), salt: segment.salt, otherSalts: [],
             knownTypes: [RecordType.changeSet.rawValue, RecordType.migration.rawValue], version: segment.version)
         while graph.sequence < target {
             switch try scanner.step(at: segment.offset) {
