@@ -79,6 +79,14 @@ public struct StoreOptions: Sendable {
     public var recovery: Recovery
     /// Open without the writer lock and without changing any file; commits throw `.readOnly`.
     public var readOnly: Bool
+    /// Open as a follower of the process that writes the store (implies `readOnly`): the store shows every commit
+    /// the writer made durable, in order, one version per commit, through the same path as its own commits
+    /// (`Store.observe(_:)`, the view context, live results), and never one that is not durable yet. See
+    /// `Store.catchUp()` and the article "Following a Store from Another Process".
+    public var follow: Bool
+    /// How often a follower looks for new commits when it is not notified of them (no inotify: not Linux, or the
+    /// system's watch limit reached). With notifications it also looks at least once a second.
+    public var followPollInterval: Double
     /// When compaction runs by itself.
     public var compaction: Compaction
     /// A segment is closed and a new one started once it grows past this size.
@@ -93,6 +101,8 @@ public struct StoreOptions: Sendable {
 
     /// The file layer all I/O goes through (tests put a fault-injecting one here).
     package var fileLayer: any FileLayer = PosixFileLayer()
+    /// Whether a follower asks to be notified of changes (inotify); tests turn it off to try the timer.
+    package var followNotifications = true
     /// Runs after each checkpoint chunk is written (tests use it to hold a compaction open).
     var checkpointChunkHook: (@Sendable () -> Void)?
 
@@ -101,14 +111,24 @@ public struct StoreOptions: Sendable {
     public init(
         durability: Durability = .perCommit, recovery: Recovery = .tolerateTornTail, readOnly: Bool = false,
         compaction: Compaction = Compaction(), segmentBytes: Int = 64 << 20, compressionLevel: Int = 1,
-        tailBackupDirectory: URL? = nil
+        tailBackupDirectory: URL? = nil, follow: Bool = false, followPollInterval: Double = 0.05
     ) {
         self.tailBackupDirectory = tailBackupDirectory
+        self.follow = follow
+        self.followPollInterval = followPollInterval
         self.durability = durability
         self.recovery = recovery
-        self.readOnly = readOnly
+        self.readOnly = readOnly || follow
         self.compaction = compaction
         self.segmentBytes = segmentBytes
         self.compressionLevel = compressionLevel
     }
+
+    /// Options for a follower in another process than the writer (an app extension, a widget, a tool): read-only,
+    /// following every durable commit.
+    ///
+    /// ```swift
+    /// let store = try Store(directory: url, schema: schema, options: .follower)
+    /// ```
+    public static var follower: StoreOptions { StoreOptions(readOnly: true, follow: true) }
 }

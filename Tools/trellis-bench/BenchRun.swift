@@ -81,6 +81,7 @@ final class BenchRun {
         if options.wants("X1") { try runScaling() }
         if options.wants("M1") { try runMigration() }
         if options.wants("L1") { try runLive() }
+        if options.wants("F1") { try runFollow() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

@@ -4,7 +4,7 @@ import Trellis
 /// The command line of `trellis-crashtest`, parsed by hand (the package takes no dependencies).
 ///
 ///     trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]
-///                           [--point-in-time] [--no-crash-points]
+///                           [--point-in-time] [--no-crash-points] [--times] [--unsynced] [--hold]
 ///     trellis-crashtest repair --dir PATH
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
 ///     trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]
@@ -16,7 +16,10 @@ import Trellis
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
 /// straight to the descriptor, so a line printed is a line the parent can read even after SIGKILL), `compacted N`
-/// after each compaction, and `closed N` at the end; it opens with `.tolerateTornTail`, or `.salvage`
+/// after each compaction, and `closed N` at the end (with `--times`, each `ack N T` also says when the commit returned:
+/// T in nanoseconds of `CLOCK_MONOTONIC`, which every process of the machine shares, for the follow latency; with
+/// `--unsynced`, commits are in `.none` durability and nothing is synced before `close`; with `--hold`, it prints
+/// `holding` after the last commit and waits to be killed instead of closing); it opens with `.tolerateTornTail`, or `.salvage`
 /// (`--salvage`) or `.pointInTime` (`--point-in-time`). `repair` opens with salvage (which rewrites a damaged store) and
 /// prints `repaired K`.
 ///
@@ -58,10 +61,16 @@ struct CrashTestCommand {
     var people = ContactsFixture.people
     /// Whether `TRELLIS_CRASH_AT` may stop this process (`--no-crash-points` says no).
     var crashPoints = true
+    /// Whether each `ack` line carries the monotonic time the commit returned.
+    var times = false
+    /// Whether commits are left unsynced (`.none` durability).
+    var unsynced = false
+    /// Whether the store stays open, unclosed, after the commits until the process is killed.
+    var hold = false
 
     static let usage =
         "usage: trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]\n"
-        + "                             [--point-in-time] [--no-crash-points]\n"
+        + "                             [--point-in-time] [--no-crash-points] [--times] [--unsynced] [--hold]\n"
         + "       trellis-crashtest repair --dir PATH\n"
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
         + "       trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]\n"
@@ -94,6 +103,9 @@ struct CrashTestCommand {
                 add = text
             case "--people": people = try number(flag)
             case "--no-crash-points": crashPoints = false
+            case "--times": times = true
+            case "--unsynced": unsynced = true
+            case "--hold": hold = true
             default: throw UsageError("unknown option \(flag)")
             }
         }
@@ -116,7 +128,8 @@ struct CrashTestCommand {
 
     private func run() throws {
         var options = StoreOptions(
-            durability: .perCommit, recovery: salvage ? .salvage : pointInTime ? .pointInTime : .tolerateTornTail,
+            durability: unsynced ? .none : .perCommit,
+            recovery: salvage ? .salvage : pointInTime ? .pointInTime : .tolerateTornTail,
             compaction: .manual,
             segmentBytes: segmentBytes)
         options.compressionLevel = 1
@@ -125,11 +138,15 @@ struct CrashTestCommand {
         say("opened \(start)")
         for n in stride(from: start + 1, through: commits, by: 1) {
             let commit = try CrashWorkload.commit(n, to: store)
-            say("ack \(commit.sequence)")
+            say(times ? "ack \(commit.sequence) \(monotonicNanoseconds())" : "ack \(commit.sequence)")
             if compactEvery > 0 && n % compactEvery == 0 {
                 try store.compact()
                 say("compacted \(n)")
             }
+        }
+        if hold {
+            say("holding")
+            while true { sleep(60) }
         }
         try store.close()
         say("closed \(store.snapshot.sequence)")
@@ -173,6 +190,13 @@ extension CrashTestCommand {
 struct UsageError: Error {
     var message: String
     init(_ message: String = "") { self.message = message }
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`: the same clock in every process of the machine.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
 /// Writes a line straight to standard output (no buffer that a SIGKILL could lose).

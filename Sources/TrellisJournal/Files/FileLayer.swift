@@ -25,6 +25,9 @@ package protocol FileLayer: Sendable {
     /// Takes an exclusive lock on the file at `path` (creating it), held until the returned lock is released;
     /// throws `TrellisError.locked` when another writer holds it.
     func lockExclusively(_ path: String) throws -> any LayerLock
+    /// Opens the durable-watermark file for followers (`DurableMark`), creating it owner-only when it is missing and
+    /// never truncating it; nil when this layer keeps none.
+    func openDurableMark(_ path: String) -> (any LayerFile)?
 }
 
 /// How `FileLayer.open` opens a file.
@@ -35,6 +38,10 @@ package enum FileOpenMode: Sendable {
 }
 
 extension FileLayer {
+    /// No mark: the simulated layer of the crash tests keeps none, as the mark is no part of the store's durable
+    /// state and their operation counts stay those of the journal alone.
+    package func openDurableMark(_ path: String) -> (any LayerFile)? { nil }
+
     /// Writes `bytes` to a new file at `path` through a temporary name, syncs it, renames it into place and syncs
     /// the directory: after this returns the file is durable under its final name, and a crash at any point leaves
     /// either the old file or the new one, never a mix.

@@ -46,6 +46,12 @@ struct PosixFileLayer: FileLayer {
         return PosixFile(fd: fd, path: path)
     }
 
+    func openDurableMark(_ path: String) -> (any LayerFile)? {
+        guard let fd = try? retryingInterrupts("open", path, { posixOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) })
+        else { return nil }
+        return PosixFile(fd: fd, path: path)
+    }
+
     func rename(_ from: String, to: String) throws {
         _ = try retryingInterrupts("rename", from + " -> " + to) { posixRename(from, to) }
     }

@@ -89,7 +89,12 @@ extension Journal {
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
                 || work.closing || work.intervalDue
-            if mustSync { try syncSegment() }
+            if mustSync {
+                try syncSegment()
+                // Before the acknowledgements: followers hear of the commits as soon as their savers do (after them,
+                // the flusher could be descheduled in between); one pwrite of 56 bytes (see `writeDurableMark`).
+                writeDurableMark()
+            }
             if options.durability == .perCommit && !work.entries.isEmpty {
                 delivery.locked { $0.target }?.publishDurable(work.entries.map(\.commit))
             }
@@ -111,6 +116,8 @@ extension Journal {
             }
             for ticket in work.compactionTickets { ticket.complete(failure) }
         }
+        // A rotation moved the mark to the new segment (a no-op when nothing moved).
+        writeDurableMark()
     }
 
     /// The error for a commit (or flush) in flight when the store failed: its record was written, in part or whole,
@@ -200,6 +207,8 @@ extension Journal {
             w.lastSync = DispatchTime.now()
             let last = w.lastWritten
             files.locked { $0.synced = last }
+            w.durable = DurableMark(
+                sequence: last, segment: segment.id, salt: segment.salt, offset: UInt64(segment.end))
         }
     }
 
@@ -230,6 +239,10 @@ extension Journal {
             }
             old.file.close()
             w.segment = next
+            // Everything written is synced (above): the mark names the new segment, so that it always names one
+            // that a compaction keeps.
+            w.durable = DurableMark(
+                sequence: w.lastWritten, segment: next.id, salt: next.salt, offset: UInt64(next.end))
         }
     }
 

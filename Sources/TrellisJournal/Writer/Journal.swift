@@ -45,6 +45,8 @@ package final class Journal: Sendable {
         var lastWrittenGraph: Graph
         var unsynced = false
         var lastSync = DispatchTime.now()
+        /// Where the synced records end: what the durable mark tells followers (`DurableMark`).
+        var durable: DurableMark
     }
 
     /// What the flusher and the compaction thread share: the manifest (whose writes they take turns at) and byte
@@ -78,6 +80,8 @@ package final class Journal: Sendable {
     /// What went wrong without failing the store (a replaced file that could not be removed), oldest first.
     let warningList = Mutex<[String]>([])
     let delivery = Mutex(WeakPublisher())
+    /// The durable-mark file followers read and the mark it holds (see `Journal+DurableMark.swift`).
+    let durableMarkFile = Mutex(DurableMarkFile())
 
     package init(
         layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions, lock: any LayerLock,
@@ -88,7 +92,11 @@ package final class Journal: Sendable {
         self.schema = schema
         self.options = options
         self.lock = lock
-        self.writer = Mutex(WriterSide(segment: segment, lastWritten: graph.sequence, lastWrittenGraph: graph))
+        // The opener synced everything it recovered (or created), so the mark starts at the end of the segment.
+        let durable = DurableMark(
+            sequence: graph.sequence, segment: segment.id, salt: segment.salt, offset: UInt64(segment.end))
+        self.writer = Mutex(
+            WriterSide(segment: segment, lastWritten: graph.sequence, lastWrittenGraph: graph, durable: durable))
         self.files = Mutex(FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence))
     }
 
@@ -99,6 +107,7 @@ package final class Journal: Sendable {
     /// `Mutex<(@Sendable (…) -> Void)?>` and calling it costs the flusher a large part of a one-object durable commit.
     package func start(publisher: any DurablePublisher) {
         delivery.locked { $0.target = publisher }
+        openDurableMark()
         let thread = Thread { [self] in run() }
         thread.name = "Trellis flusher"
         thread.start()
@@ -210,6 +219,8 @@ package final class Journal: Sendable {
                         + "lost; the next clean close, rotation or compaction records it)", error)
             }
         }
+        writeDurableMark()
+        closeDurableMark()
         writer.locked { w in
             w.segment?.file.close()
             w.segment = nil

@@ -9,4 +9,6 @@ struct OpenedStore {
     /// The writer side; nil for a read-only open.
     var journal: Journal?
     var report: RecoveryReport
+    /// The follower of a store opened with `StoreOptions.follow`; nil otherwise.
+    var follower: JournalFollower? = nil
 }

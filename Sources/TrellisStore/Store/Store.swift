@@ -30,6 +30,8 @@ public final class Store: Sendable, DurablePublisher {
     private let observers = Mutex<ObserverList>(ObserverList())
     /// The journal of a directory store open for writing; nil in memory and read-only.
     let journal: Journal?
+    /// What reads the writer's commits into a store opened with `StoreOptions.follow`; nil otherwise.
+    let follower: JournalFollower?
     /// The directory the store lives in; nil for an in-memory store.
     public let directory: URL?
     /// What opening the directory found and did; nil for an in-memory store.
@@ -48,6 +50,7 @@ public final class Store: Sendable, DurablePublisher {
         self.published = Mutex(graph)
         self.writer = Mutex(graph)
         self.journal = nil
+        self.follower = nil
         self.directory = nil
         self.recoveryReport = nil
         self.isReadOnly = false
@@ -82,13 +85,18 @@ public final class Store: Sendable, DurablePublisher {
         self.published = Mutex(opened.graph)
         self.writer = Mutex(opened.graph)
         self.journal = opened.journal
+        self.follower = opened.follower
         self.directory = directory
         self.recoveryReport = opened.report
-        self.isReadOnly = options.readOnly
+        // `follow` set after `StoreOptions.init` leaves `readOnly` as it was: a follower is read-only all the same.
+        self.isReadOnly = options.readOnly || options.follow
         journal?.start(publisher: self)
+        follower?.start(
+            publisher: self, notifications: options.followNotifications, interval: options.followPollInterval)
     }
 
     deinit {
+        follower?.close()
         try? journal?.close()
         // As `close()` does: the kept versions go with the store, not on the reclaimer's queue a second later.
         reclaimer.drain()
@@ -189,12 +197,34 @@ public final class Store: Sendable, DurablePublisher {
         }
         if !wasClosed {
             defer { reclaimer.drain() }
+            follower?.close()
             try journal?.close()
         }
     }
 
-    /// The error that stopped the store writing, if one did.
-    public var failure: TrellisError? { journal?.failure }
+    /// The error that stopped the store writing, if one did; for a follower, the error that stopped it following
+    /// (it keeps showing the last version it read).
+    public var failure: TrellisError? { journal?.failure ?? follower?.failure }
+
+    // MARK: Following
+
+    /// Whether the store follows a writer in another process (`StoreOptions.follow`) and has not stopped: not closed,
+    /// not failed (`failure` says why).
+    public var isFollowing: Bool { follower?.isFollowing ?? false }
+
+    /// Reads the commits the writer made durable since the follower last looked and publishes them now, each as its
+    /// own commit, in order, without waiting for the notification; returns the sequence number now published. A
+    /// follower does this by itself within milliseconds of each durable commit; call it where code must not wait for
+    /// that (a widget's timeline, a test). Throws the failure that stopped following; returns the current sequence
+    /// number for a store that does not follow. Do not call it from an observer of this store.
+    /// - Complexity: O(r) for the r records read, plus the observers.
+    @discardableResult
+    public func catchUp() throws -> UInt64 {
+        guard let follower else { return snapshot.sequence }
+        let sequence = follower.step()
+        if let failure = follower.failure { throw failure }
+        return sequence
+    }
 
     /// Problems that did not stop the store, oldest first, each naming the file and the system error: a file a
     /// compaction replaced that could not be removed (the next open removes it and lists it in its

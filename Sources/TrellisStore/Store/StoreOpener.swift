@@ -10,6 +10,7 @@ enum StoreOpener {
     /// record is the migration, then the manifest that names it) or refused with nothing changed.
     static func open(directory: String, plan: ResolvedMigrationPlan, options: StoreOptions) throws -> OpenedStore {
         let layer = options.fileLayer
+        if options.follow { return try openFollower(directory: directory, plan: plan, layer: layer) }
         if options.readOnly {
             guard layer.exists(directory).isDirectory else {
                 throw TrellisError(.io, "there is no store at \(directory) to open read-only")
@@ -76,6 +77,39 @@ enum StoreOpener {
             lock.release()
             throw error
         }
+    }
+
+    /// A follower: the records through the writer's durable mark, in the application's schema, which must have the
+    /// stored structure (a follower cannot migrate, in memory or on disk, and go on reading records of the old one).
+    private static func openFollower(
+        directory: String, plan: ResolvedMigrationPlan, layer: any FileLayer
+    ) throws -> OpenedStore {
+        guard layer.exists(directory).isDirectory else {
+            throw TrellisError(.io, "there is no store at \(directory) to follow")
+        }
+        let follower = try JournalFollower.open(layer: layer, directory: directory)
+        let stored = follower.graph
+        let migrated: SchemaMigrator.Outcome
+        do {
+            migrated = try SchemaMigrator.run(stored, plan: plan)
+        } catch {
+            follower.close()
+            throw error
+        }
+        guard migrated.record == nil else {
+            follower.close()
+            throw TrellisError(
+                .schemaMismatch,
+                "\(directory) holds a schema of another structure than the one given; a follower does not migrate "
+                    + "(open it for writing once to migrate it, or follow it with the schema it holds)")
+        }
+        var graph = migrated.graph
+        graph.sequence = stored.sequence
+        follower.adopt(graph)
+        var report = RecoveryReport()
+        report.checkpointSequence = follower.checkpointSequence
+        report.lastSequence = graph.sequence
+        return OpenedStore(graph: graph, journal: nil, report: report, follower: follower)
     }
 
     /// A new store: segment 1, then the manifest that names it (the commit point of creation). Leftovers of a

@@ -212,10 +212,12 @@ import TrellisTestSupport
     /// of the commit the kills aim at (the aim follows it); it only makes each round slower.
     static let killPeople = 20_000
 
-    /// The files of a store directory and their bytes (the lock file is not store data).
+    /// The files of a store directory and their bytes (the lock file and the durable mark for followers, which every
+    /// writable open rewrites, are not store data).
     static func files(_ directory: URL) throws -> [String: Data] {
         var out: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name != "LOCK" {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where name != "LOCK" && name != DurableMark.fileName {
             out[name] = try Data(contentsOf: directory.appendingPathComponent(name))
         }
         return out

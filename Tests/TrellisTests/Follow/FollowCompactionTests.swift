@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+@testable import trellis_crashtest
+
+/// Issue 18: a follower and the writer's compaction, step by step. The follower here moves only when the test calls
+/// `catchUp()` (no notifications, a timer far away), so each compaction lands exactly where the test puts it.
+@Suite struct FollowCompactionTests {
+    static func pausedFollower(_ directory: URL) throws -> Store {
+        var options = StoreOptions.follower
+        options.followNotifications = false
+        options.followPollInterval = 3_600
+        return try Store(directory: directory, schema: CrashWorkload.schema, options: options)
+    }
+
+    @Test("a compaction that removes the segment a follower is reading takes nothing from it: no gap, no repeat")
+    func compactionRemovingTheSegmentBeingReadLosesNothing() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        let writer = try Store(
+            directory: directory, schema: CrashWorkload.schema, options: StoreOptions(compaction: .manual))
+        let follower = try Self.pausedFollower(directory)
+        let seen = SeenCommits()
+        let token = FollowCrossProcessTests.observe(follower, into: seen)
+        defer { token.cancel() }
+
+        for n in 1...30 { try CrashWorkload.commit(n, to: writer) }
+        #expect(try follower.catchUp() == 30)
+        for n in 31...60 { try CrashWorkload.commit(n, to: writer) }
+        // Records 31...60 are in segment 1, which the compaction replaces by a checkpoint and removes.
+        try writer.compact()
+        for n in 61...80 { try CrashWorkload.commit(n, to: writer) }
+        let segmentOne = directory.appendingPathComponent(JournalFormat.segmentName(1)).path
+        #expect(!FileManager.default.fileExists(atPath: segmentOne))
+        #expect(try follower.catchUp() == 80)
+        #expect(seen.sequences == Array(1...80))
+        #expect(seen.problems.isEmpty, "\(seen.problems.prefix(5))")
+        #expect(follower.snapshot.differences(from: writer.snapshot).isEmpty)
+        // A follower opened now starts from the checkpoint.
+        let late = try Self.pausedFollower(directory)
+        #expect(late.snapshot.sequence == 80 && late.snapshot.differences(from: writer.snapshot).isEmpty)
+        try writer.close()
+    }
+
+    @Test("a follower that slept through a whole compaction stops and says so, showing what it had")
+    func aFollowerThatSleptThroughACompactionStops() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        let writer = try Store(
+            directory: directory, schema: CrashWorkload.schema,
+            options: StoreOptions(compaction: .manual, segmentBytes: 16_384))
+        let follower = try Self.pausedFollower(directory)
+        for n in 1...10 { try CrashWorkload.commit(n, to: writer) }
+        #expect(try follower.catchUp() == 10)
+        // Rotations create segments the follower never sees before the compaction removes them.
+        for n in 11...120 { try CrashWorkload.commit(n, to: writer) }
+        try writer.compact()
+        #expect(throws: TrellisError.self) { try follower.catchUp() }
+        #expect(follower.failure?.message.contains("fell behind a compaction") == true)
+        #expect(!follower.isFollowing)
+        #expect(follower.snapshot.sequence >= 10)
+        try writer.close()
+    }
+
+    @Test("a follower refuses commits, also when `follow` was set after the options were made")
+    func aFollowerRefusesCommits() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        var options = StoreOptions()
+        options.follow = true
+        let follower = try Store(directory: directory, schema: CrashWorkload.schema, options: options)
+        #expect(follower.isReadOnly && follower.isFollowing)
+        #expect(throws: TrellisError.self) { try CrashWorkload.commit(1, to: follower) }
+        #expect(follower.snapshot.sequence == 0)
+        try follower.close()
+    }
+}

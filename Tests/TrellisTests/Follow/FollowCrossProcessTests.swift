@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+@testable import trellis_crashtest
+
+/// Issue 18, followers in other processes: a store opened with `.follower` in the test process follows a writer in
+/// a child process (`trellis-crashtest run`), commit by commit, and never shows a commit that is not durable.
+@Suite(.serialized) struct FollowCrossProcessTests {
+    static let commits = 10_000
+
+    /// Checks each commit the follower's observer gets: its number and the item the deterministic workload inserts.
+    static func observe(_ store: Store, into seen: SeenCommits) -> ObservationToken {
+        store.observe { commit in
+            let n = Int(commit.sequence)
+            let title = try? commit.snapshot.value(CrashWorkload.item(n), "title")
+            let problem =
+                title == .string("item \(n)") ? nil : "commit \(n) holds item \(n) as \(String(describing: title))"
+            seen.record(commit.sequence, problem: problem)
+        }
+    }
+
+    @Test(
+        "a follower sees each of 10,000 commits of another process once, in order, across a compaction, a SIGKILL and a restart, and never one the kill lost"
+    )
+    func followsEveryCommitAcrossCompactionKillAndRestart() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        let follower = try Store(directory: directory, schema: CrashWorkload.schema, options: .follower)
+        #expect(follower.isFollowing && follower.isReadOnly)
+        let seen = SeenCommits()
+        let token = Self.observe(follower, into: seen)
+        defer { token.cancel() }
+
+        var random = SeededRandom(seed: 18)
+        let killAt = UInt64(3_000 + random.next() % 4_000)
+        // Compactions at 2,500 and 5,000 (so at least one before the kill) and in the restarted run.
+        let arguments = ["run", "--dir", directory.path, "--commits", "\(Self.commits)", "--compact-every", "2500"]
+        let first = try FollowChild(arguments + ["--times"])
+        #expect(eventually(within: 600) { seen.last >= killAt || first.isFinished })
+        first.kill()
+        #expect(!first.lines.contains { $0.hasPrefix("closed") }, "the writer finished before the kill")
+        #expect(first.lines.contains("compacted 2500"))
+        // Everything the follower can ever see of the first writer, it sees now.
+        let shown = try follower.catchUp()
+        #expect(shown >= killAt)
+
+        // The restart recovers (dropping any torn tail) and goes on to the end.
+        let restart = try FollowChild(arguments + ["--times"])
+        #expect(restart.waitForExit(within: 600))
+        let recovered = try #require(restart.opened)
+        #expect(recovered >= shown, "the follower showed record \(shown); recovery kept only \(recovered)")
+        #expect(restart.lines.last == "closed \(Self.commits)")
+        #expect(eventually(within: 60) { seen.last >= UInt64(Self.commits) })
+
+        #expect(seen.sequences == Array(1...UInt64(Self.commits)), "not every commit once, in order")
+        #expect(seen.problems.isEmpty, "\(seen.problems.prefix(5))")
+        #expect(follower.failure == nil)
+        let replay = Store(schema: CrashWorkload.schema)
+        for n in 1...Self.commits { try CrashWorkload.commit(n, to: replay) }
+        #expect(follower.snapshot.differences(from: replay.snapshot).isEmpty)
+
+        let latencies = seen.latencies(first.acks + restart.acks)
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first ?? "?"
+        print(
+            "follow latency (save() returned in the writer -> the follower's observer): "
+                + "\(SeenCommits.summary(latencies)); load average \(load)")
+        try follower.close()
+        #expect(!follower.isFollowing)
+    }
+
+    @Test(
+        "a follower shows no commit the writer has not synced, even after a SIGKILL, until a restart makes it durable")
+    func showsNoCommitBeforeItIsDurable() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        let follower = try Store(directory: directory, schema: CrashWorkload.schema, options: .follower)
+        let seen = SeenCommits()
+        let token = Self.observe(follower, into: seen)
+        defer { token.cancel() }
+
+        // `.none` durability: the records are written (the page cache holds them) and never synced.
+        let unsynced = try FollowChild(
+            ["run", "--dir", directory.path, "--commits", "300", "--unsynced", "--hold"])
+        #expect(eventually(within: 120) { unsynced.lines.contains("holding") })
+        // The records are in the segment (a reader that ignores the mark reads them all) ...
+        let reader = try JournalReader(directory: directory)
+        #expect(
+            try eventually(within: 10) {
+                var records = 0
+                _ = try reader.forEachRecord { _ in records += 1 }
+                return records == 300
+            })
+        // ... and the follower shows none of them.
+        #expect(try follower.catchUp() == 0)
+        unsynced.kill()
+        // The kill leaves the records whole in the page cache: still nothing is durable.
+        #expect(try follower.catchUp() == 0)
+        #expect(seen.sequences.isEmpty)
+
+        // The restart's recovery syncs what it keeps, and from then on the follower shows it.
+        let restart = try FollowChild(["run", "--dir", directory.path, "--commits", "310"])
+        #expect(restart.waitForExit(within: 120))
+        #expect(restart.opened == 300)
+        #expect(eventually(within: 30) { seen.last == 310 })
+        #expect(seen.sequences == Array(1...310))
+        #expect(seen.problems.isEmpty, "\(seen.problems.prefix(5))")
+    }
+
+    @Test("a follower that is not notified (no inotify) follows by its timer")
+    func followsByTimerWithoutNotifications() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        var options = StoreOptions.follower
+        options.followNotifications = false
+        options.followPollInterval = 0.01
+        let follower = try Store(directory: directory, schema: CrashWorkload.schema, options: options)
+        let seen = SeenCommits()
+        let token = Self.observe(follower, into: seen)
+        defer { token.cancel() }
+        let writer = try FollowChild(["run", "--dir", directory.path, "--commits", "200", "--times"])
+        #expect(writer.waitForExit(within: 120))
+        #expect(eventually(within: 30) { seen.last == 200 })
+        #expect(seen.sequences == Array(1...200))
+        #expect(seen.problems.isEmpty, "\(seen.problems.prefix(5))")
+        print("follow latency by timer (10 ms): \(SeenCommits.summary(seen.latencies(writer.acks)))")
+    }
+}
