@@ -37,7 +37,10 @@ let package = Package(
         .target(
             name: "TrellisGraph",
             dependencies: ["TrellisCore"],
-            path: "Sources/TrellisGraph"
+            path: "Sources/TrellisGraph",
+            // Node counting for the commit-cost tests: in debug builds, and in the release build CI tests
+            // (`-Xswiftc -DTRELLIS_COUNT_NODES`); a release build of an app has no counter.
+            swiftSettings: [.define("TRELLIS_COUNT_NODES", .when(configuration: .debug))]
         ),
         .target(
             name: "TrellisJournal",
@@ -85,7 +88,8 @@ let package = Package(
                 "trellis-crashtest",
             ],
             path: "Tests/TrellisTests",
-            exclude: ["Crash/README.md", "Fixtures"]
+            exclude: ["Crash/README.md", "Fixtures"],
+            swiftSettings: [.define("TRELLIS_COUNT_NODES", .when(configuration: .debug))]
         ),
         .testTarget(
             name: "TrellisToolTests",

@@ -1,4 +1,4 @@
-#if DEBUG
+#if TRELLIS_COUNT_NODES
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -7,8 +7,9 @@ import Darwin
 #endif
 
 /// Counts the persistent-structure nodes (trie and sorted-tree nodes) one thread allocates while it measures, in
-/// debug builds only: tests prove with it that a commit costs what it changes (issue 22). Release builds have no
-/// counter at all; in debug, a node allocated on any other thread costs two relaxed loads.
+/// builds with `TRELLIS_COUNT_NODES` (debug builds, and CI's release test build): tests prove with it that a commit
+/// costs what it changes (issue 22). Other release builds have no counter at all; with it, a node allocated on any
+/// other thread costs two relaxed loads.
 package enum NodeCount {
     private static let thread = Atomic<UInt>(0)
     private static let count = Atomic<Int>(0)

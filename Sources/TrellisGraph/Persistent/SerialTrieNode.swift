@@ -36,7 +36,7 @@ import TrellisCore
         self.bitmap = bitmap
         self.items = items
         self.children = children
-        #if DEBUG
+        #if TRELLIS_COUNT_NODES
         NodeCount.allocated()
         #endif
     }

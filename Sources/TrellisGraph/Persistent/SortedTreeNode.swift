@@ -38,7 +38,7 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
         self.values = values
         self.children = children
         self.counts = counts
-        #if DEBUG
+        #if TRELLIS_COUNT_NODES
         NodeCount.allocated()
         #endif
     }
