@@ -11,6 +11,7 @@ import Trellis
 ///     trellis-crashtest seed-contacts --dir PATH [--people N]
 ///     trellis-crashtest migrate-contacts --dir PATH
 ///     trellis-crashtest dump --dir PATH
+///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -27,6 +28,8 @@ import Trellis
 /// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
+/// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
+/// (`HistoryChildCommand`).
 ///
 /// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
 /// opens a store, unless given `--no-crash-points`: then the process is the library as an app has it, and the tests
@@ -42,6 +45,7 @@ struct CrashTestCommand {
         case seedContacts = "seed-contacts"
         case migrateContacts = "migrate-contacts"
         case dump
+        case historyChild = "history-child"
     }
 
     var action: Action
@@ -64,7 +68,8 @@ struct CrashTestCommand {
         + "       trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]\n"
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
         + "       trellis-crashtest migrate-contacts --dir PATH\n"
-        + "       trellis-crashtest dump --dir PATH"
+        + "       trellis-crashtest dump --dir PATH\n"
+        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -106,6 +111,7 @@ struct CrashTestCommand {
         case .seedContacts: try seedContacts()
         case .migrateContacts: try migrateContacts()
         case .dump: try dump()
+        case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         }
     }
 
