@@ -105,7 +105,13 @@ package struct HistoryReader: Sendable {
             start = (id, header.sequence, previousSchema)
             previousSchema = schema
         }
-        guard let start else { throw Self.compacted(from: after + 1, first: kept.first) }
+        guard let start else {
+            // The history file says record after + 1 is retained, but no segment holds it.
+            throw TrellisError(
+                .corrupt,
+                "\(directory): no segment holds record \(after + 1), which the history retains (from \(kept.first)): "
+                    + "a segment is missing")
+        }
         var startSchema = start.schema
         if startSchema == nil, start.sequence == base.checkpoint + 1, base.checkpoint > 0 {
             startSchema = try checkpointSchema(base.checkpoint)
