@@ -80,6 +80,7 @@ final class BenchRun {
         if options.wants("X1") { try runScaling() }
         if options.wants("M1") { try runMigration() }
         if options.wants("L1") { try runLive() }
+        if options.wants("H1") { try runHistory() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

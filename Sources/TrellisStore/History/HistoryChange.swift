@@ -23,45 +23,65 @@ public struct HistoryChange: Sendable {
     public let kind: Kind
     /// The object.
     public let objectID: ObjectID
-    /// The name of its entity, in the schema the commit was written in.
-    public let entityName: String
-    /// The attribute names of its entity, in schema order.
-    public let attributeNames: [String]
-    let old: [Value?]
-    let new: [Value?]
+    /// The schema the commit was written in.
+    let schema: Schema
+    /// What the change set holds for the object, shared with it (not copied): the inserted or deleted values, or the
+    /// update's attribute changes.
+    let values: [Value]
+    let updates: [ChangeSet.AttributeChange]
     /// For a delete: the targets each relationship held, by relationship name.
     public let deletedTargets: [String: [ObjectID]]
 
     init(
-        kind: Kind, objectID: ObjectID, layout: EntityLayout, old: [Value?], new: [Value?],
-        deletedTargets: [String: [ObjectID]] = [:]
+        kind: Kind, objectID: ObjectID, schema: Schema, values: [Value] = [],
+        updates: [ChangeSet.AttributeChange] = [], deletedTargets: [String: [ObjectID]] = [:]
     ) {
         self.kind = kind
         self.objectID = objectID
-        self.entityName = layout.name
-        self.attributeNames = layout.attributes.map(\.name)
-        self.old = old
-        self.new = new
+        self.schema = schema
+        self.values = values
+        self.updates = updates
         self.deletedTargets = deletedTargets
     }
+
+    /// The name of its entity, in the schema the commit was written in.
+    public var entityName: String { schema.layouts[Int(objectID.entity)].name }
+
+    /// The attribute names of its entity, in schema order.
+    public var attributeNames: [String] { schema.layouts[Int(objectID.entity)].attributes.map(\.name) }
 
     /// The attributes the change records a new value for (an insert: all; an update: those it changed; a delete:
     /// none), in schema order.
     public var changedAttributes: [String] {
-        attributeNames.indices.filter { new[$0] != nil }.map { attributeNames[$0] }
+        switch kind {
+        case .insert: return attributeNames
+        case .update: return updates.map(\.attribute.index).sorted().map { attributeNames[$0] }
+        case .delete: return []
+        }
+    }
+
+    private func index(_ attribute: String) -> Int? {
+        try? schema.layouts[Int(objectID.entity)].attributeIndex(attribute)
+    }
+
+    /// The recorded value of attribute `a` before (`old`) or after the commit.
+    private func value(_ a: Int, old: Bool) -> Value? {
+        switch kind {
+        case .insert: return old || a >= values.count ? nil : values[a]
+        case .delete: return !old || a >= values.count ? nil : values[a]
+        case .update:
+            for change in updates where change.attribute.index == a { return old ? change.old : change.new }
+            return nil
+        }
     }
 
     /// The value `attribute` had before the commit; nil when the change does not record one (an insert, an
     /// attribute an update did not change) or the entity has no such attribute.
-    public func oldValue(_ attribute: String) -> Value? {
-        attributeNames.firstIndex(of: attribute).flatMap { old[$0] }
-    }
+    public func oldValue(_ attribute: String) -> Value? { index(attribute).flatMap { value($0, old: true) } }
 
     /// The value `attribute` had after the commit; nil when the change does not record one (a delete, an attribute
     /// an update did not change) or the entity has no such attribute.
-    public func newValue(_ attribute: String) -> Value? {
-        attributeNames.firstIndex(of: attribute).flatMap { new[$0] }
-    }
+    public func newValue(_ attribute: String) -> Value? { index(attribute).flatMap { value($0, old: false) } }
 
     /// Whether the change is of an object of model `type`'s entity.
     public func isOf<M: Model>(_ type: M.Type) -> Bool { ModelMetadata.of(type).entityName == entityName }
@@ -69,19 +89,19 @@ public struct HistoryChange: Sendable {
     /// The old value of the attribute `keyPath` reads, typed; nil when not recorded (see `oldValue(_:)`), when the
     /// change is of another entity, or when the key path reads no attribute.
     public func oldValue<M: Model, V: PersistentValue>(_ keyPath: KeyPath<M, V>) -> V? {
-        typed(keyPath, old)
+        typed(keyPath, old: true)
     }
 
     /// The new value of the attribute `keyPath` reads, typed; nil when not recorded (see `newValue(_:)`), when the
     /// change is of another entity, or when the key path reads no attribute.
     public func newValue<M: Model, V: PersistentValue>(_ keyPath: KeyPath<M, V>) -> V? {
-        typed(keyPath, new)
+        typed(keyPath, old: false)
     }
 
-    private func typed<M: Model, V: PersistentValue>(_ keyPath: KeyPath<M, V>, _ values: [Value?]) -> V? {
+    private func typed<M: Model, V: PersistentValue>(_ keyPath: KeyPath<M, V>, old: Bool) -> V? {
         let metadata = ModelMetadata.of(M.self)
-        guard metadata.entityName == entityName, let name = metadata.name(of: keyPath),
-            let index = attributeNames.firstIndex(of: name), let value = values[index]
+        guard metadata.entityName == entityName, let name = metadata.name(of: keyPath), let a = index(name),
+            let value = value(a, old: old)
         else { return nil }
         return V(persistentValue: value)
     }

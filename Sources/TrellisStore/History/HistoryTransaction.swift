@@ -72,21 +72,10 @@ public struct HistoryTransaction: Sendable {
         var out: [HistoryChange] = []
         out.reserveCapacity(changeSet.inserts.count + changeSet.updates.count + changeSet.deletes.count)
         for insert in changeSet.inserts {
-            let layout = schema.layouts[Int(insert.id.entity)]
-            out.append(
-                HistoryChange(
-                    kind: .insert, objectID: insert.id, layout: layout,
-                    old: Array(repeating: nil, count: layout.attributes.count), new: insert.values.map { $0 }))
+            out.append(HistoryChange(kind: .insert, objectID: insert.id, schema: schema, values: insert.values))
         }
         for update in changeSet.updates {
-            let layout = schema.layouts[Int(update.id.entity)]
-            var old = [Value?](repeating: nil, count: layout.attributes.count)
-            var new = old
-            for change in update.changes where change.attribute.index < old.count {
-                old[change.attribute.index] = change.old
-                new[change.attribute.index] = change.new
-            }
-            out.append(HistoryChange(kind: .update, objectID: update.id, layout: layout, old: old, new: new))
+            out.append(HistoryChange(kind: .update, objectID: update.id, schema: schema, updates: update.changes))
         }
         for delete in changeSet.deletes {
             let layout = schema.layouts[Int(delete.id.entity)]
@@ -96,8 +85,8 @@ public struct HistoryTransaction: Sendable {
             }
             out.append(
                 HistoryChange(
-                    kind: .delete, objectID: delete.id, layout: layout, old: delete.values.map { $0 },
-                    new: Array(repeating: nil, count: layout.attributes.count), deletedTargets: targets))
+                    kind: .delete, objectID: delete.id, schema: schema, values: delete.values,
+                    deletedTargets: targets))
         }
         return out
     }
