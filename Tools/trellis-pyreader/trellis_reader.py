@@ -833,9 +833,9 @@ def decode_change_set(payload, schema, version=1):
         cs["deletes"].append((e, serial, values, links))
     if version >= 7:
         flag = r.u8()
-        if flag not in (0, 1):
-            raise Bad(f"author flag {flag} (0 or 1 expected)")
-        cs["author"] = r.string() if flag == 1 else None
+        if flag not in (1, 2):
+            raise Bad(f"author flag {flag} (1 or 2 expected)")
+        cs["author"] = r.string() if flag == 2 else None
     if not r.at_end():
         raise Bad(f"{r.left()} trailing bytes")
     return cs

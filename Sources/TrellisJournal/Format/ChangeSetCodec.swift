@@ -209,16 +209,18 @@ package enum ChangeSetCodec {
     /// The first format version whose change-set records (type 1) end with the commit's author.
     static let authorVersion: UInt16 = 7
 
-    /// Appends the record's last field (format version 7): u8 0 for no author, or u8 1 and the author as a string.
+    /// Appends the record's last field (format version 7): u8 1 for no author, or u8 2 and the author as a string. Never
+    /// 0 for none, so that a record ends in a non-zero byte (unless its author is empty), which tells a rotted whole
+    /// record from a torn one (journal-format.md, Recovery step 4).
     /// Returns the bytes appended, which a writer appending to an older segment drops again (`withoutAuthor`).
     @discardableResult
     package static func appendAuthor(_ author: String?, to payload: inout [UInt8]) -> Int {
         let trailer = ByteWriter.bytes(estimate: 16 + (author?.utf8.count ?? 0)) { w in
             if let author {
-                w.u8(1)
+                w.u8(2)
                 w.string(author)
             } else {
-                w.u8(0)
+                w.u8(1)
             }
         }
         payload += trailer
@@ -314,9 +316,9 @@ package enum ChangeSetCodec {
         if version >= authorVersion {
             let flag = try r.u8()
             switch flag {
-            case 0: break
-            case 1: author = try r.string()
-            default: throw r.failure("author flag \(flag) (0 or 1 expected)")
+            case 1: break
+            case 2: author = try r.string()
+            default: throw r.failure("author flag \(flag) (1 or 2 expected)")
             }
         }
         guard r.isAtEnd else { throw r.failure("\(r.remaining) unexpected trailing bytes") }

@@ -72,13 +72,13 @@ import Testing
         return Zlib.crc32(crc, manifestBytes)
     }
 
-    /// The author that ends a change-set record from version 7: one byte for none, else 1 and the string; a reader of
-    /// a version-6 record takes the same bytes for trailing damage.
+    /// The author that ends a change-set record from version 7: 1 for none, else 2 and the string (never a zero last
+    /// byte for none); a reader of a version-6 record takes the same bytes for trailing damage.
     @Test func theAuthorEndsAVersionSevenRecord() throws {
         var none: [UInt8] = [0, 0, 0, 0]
-        #expect(ChangeSetCodec.appendAuthor(nil, to: &none) == 1 && none == [0, 0, 0, 0, 0])
+        #expect(ChangeSetCodec.appendAuthor(nil, to: &none) == 1 && none == [0, 0, 0, 0, 1])
         var named: [UInt8] = [0, 0, 0, 0]
-        #expect(ChangeSetCodec.appendAuthor("ab", to: &named) == 4 && named == [0, 0, 0, 0, 1, 2, 0x61, 0x62])
+        #expect(ChangeSetCodec.appendAuthor("ab", to: &named) == 4 && named == [0, 0, 0, 0, 2, 2, 0x61, 0x62])
         let schema = ChangeSetCodecTests.schema
         #expect(try ChangeSetCodec.decodeRecord(named, schema: schema, context: "t", version: 7).author == "ab")
         #expect(try ChangeSetCodec.decodeRecord(none, schema: schema, context: "t", version: 7).author == nil)
@@ -87,7 +87,7 @@ import Testing
             try ChangeSetCodec.decodeRecord(named, schema: schema, context: "t", version: 6)
         }
         #expect(throws: TrellisError.self) {
-            try ChangeSetCodec.decodeRecord([0, 0, 0, 0, 2], schema: schema, context: "t", version: 7)
+            try ChangeSetCodec.decodeRecord([0, 0, 0, 0, 0], schema: schema, context: "t", version: 7)
         }
     }
 
