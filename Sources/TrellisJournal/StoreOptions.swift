@@ -98,6 +98,9 @@ public struct StoreOptions: Sendable {
     /// unacknowledged hole under `.pointInTime`) before it truncates them: nil (the default) is the store's own
     /// directory. Point it at another disk when the store's is full: dropping a tail needs room for its backup.
     public var tailBackupDirectory: URL?
+    /// How much history compaction keeps (`Store.history(since:)`, `Store.snapshot(asOf:)`); `.none` by default:
+    /// the records since the last checkpoint, at no cost.
+    public var history: HistoryRetention = .none
 
     /// The file layer all I/O goes through (tests put a fault-injecting one here).
     package var fileLayer: any FileLayer = PosixFileLayer()

@@ -26,9 +26,10 @@ import Trellis
                 "store", "formatVersion", "manifest", "schema", "schemaVersion", "migrations", "objectCounts",
                 "lastSequence", "checkpoint",
                 "segments", "records", "storedBytes", "uncompressedBytes", "compressionRatio", "totalBytes",
-                "reclaimableBytesEstimate", "otherFiles", "problemCount",
+                "reclaimableBytesEstimate", "otherFiles", "history", "problemCount",
             ])
-        #expect(json["formatVersion"] as? Int == 6)
+        #expect(json["formatVersion"] as? Int == 7)
+        #expect(keys(json["history"]) == ["firstRetained"], "no HISTORY file: only where the history starts")
         #expect(json["lastSequence"] as? Int == 8)
         #expect(json["records"] as? Int == 8)
         #expect(json["objectCounts"] as? [String: Int] == ["Folder": 1, "Note": 4])

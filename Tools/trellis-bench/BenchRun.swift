@@ -82,6 +82,7 @@ final class BenchRun {
         if options.wants("M1") { try runMigration() }
         if options.wants("L1") { try runLive() }
         if options.wants("F1") { try runFollow() }
+        if options.wants("H1") { try runHistory() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

@@ -12,6 +12,7 @@ import Trellis
 ///     trellis-crashtest migrate-contacts --dir PATH
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
+///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -32,6 +33,8 @@ import Trellis
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
 /// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`).
+/// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
+/// (`HistoryChildCommand`).
 ///
 /// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
 /// opens a store, unless given `--no-crash-points`: then the process is the library as an app has it, and the tests
@@ -48,6 +51,7 @@ struct CrashTestCommand {
         case migrateContacts = "migrate-contacts"
         case dump
         case profiles
+        case historyChild = "history-child"
     }
 
     var action: Action
@@ -78,6 +82,7 @@ struct CrashTestCommand {
         + "       trellis-crashtest migrate-contacts --dir PATH\n"
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
+        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -123,6 +128,7 @@ struct CrashTestCommand {
         case .migrateContacts: try migrateContacts()
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
+        case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         }
     }
 

@@ -28,7 +28,7 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -514,7 +514,7 @@ def read_header(data, magic, name):
     h = Header()
     h.version, h.flags, h.length = r.u16(), r.u16(), r.u32()
     if h.version not in READABLE_VERSIONS:
-        raise bad(f"format version {h.version}; this reader reads versions 1 to 6")
+        raise bad(f"format version {h.version}; this reader reads versions 1 to 7")
     if h.length < 64 or h.length > MAX_HEADER or h.length > len(data):
         raise bad(f"header length {h.length}")
     h.id, h.sequence, h.salt, h.stored_fingerprint = r.u64(), r.u64(), r.u64(), r.u64()
@@ -793,8 +793,8 @@ def check_id(schema, entity, serial):
         reject(f"an object of unknown entity {entity} or serial 0")
 
 
-def decode_change_set(payload, schema):
-    """§ Change-set payload (type 1)."""
+def decode_change_set(payload, schema, version=1):
+    """§ Change-set payload (type 1); from version 7 a record ends with its author (embedded change sets never do)."""
     r = R(payload)
     n_entities = len(schema.entities)
 
@@ -831,6 +831,11 @@ def decode_change_set(payload, schema):
         for rel in rels:
             links.append((rel.target, [r.varint() for _ in range(r.count())]))
         cs["deletes"].append((e, serial, values, links))
+    if version >= 7:
+        flag = r.u8()
+        if flag not in (1, 2):
+            raise Bad(f"author flag {flag} (1 or 2 expected)")
+        cs["author"] = r.string() if flag == 2 else None
     if not r.at_end():
         raise Bad(f"{r.left()} trailing bytes")
     return cs
@@ -1476,7 +1481,7 @@ def read_store(directory, check_history=False):
                 else:
                     if h.schema.fingerprint != graph.schema.fingerprint:
                         raise Damage("schema", name, 40, "written with a schema no migration leads to")
-                    cs = decode_change_set(payload, h.schema)
+                    cs = decode_change_set(payload, h.schema, h.version)
                     report.records.append(dict(frame=f, file=name, schema=h.schema, migration=None, changes=cs))
                     apply_change_set(graph, cs, f.sequence, check_history)
             except HistoryBad as e:

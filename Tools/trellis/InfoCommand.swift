@@ -32,7 +32,8 @@ struct InfoCommand: Command {
     func run(_ console: Console) throws -> ExitCode {
         let location = try StoreLocation(options.store)
         let survey = try JournalSurvey(location, replay: true, console: console)
-        let report = InfoReport(location: location, survey: survey)
+        let history = try? JournalReader(directory: location.url).historySummary()
+        let report = InfoReport(location: location, survey: survey, history: history ?? nil)
         if options.json {
             console.line(report.json.rendered())
         } else {
@@ -46,6 +47,14 @@ struct InfoCommand: Command {
 struct InfoReport {
     let location: StoreLocation
     let survey: JournalSurvey
+    /// The store's `HISTORY` file, if it has one (format version 7).
+    var history: HistorySummary?
+
+    /// Whether a segment outside the manifest's range is kept as retained history.
+    func isHistory(_ s: JournalSurvey.Segment) -> Bool {
+        guard let history, let m = survey.manifest else { return false }
+        return s.id >= history.firstKeptSegment && s.id < m.firstSegment
+    }
 
     var checkpoint: (name: String, sequence: UInt64, bytes: Int)? {
         guard let m = survey.manifest, m.checkpointSequence > 0 else { return nil }
@@ -60,7 +69,10 @@ struct InfoReport {
     /// Files that are neither the manifest, the live checkpoint nor a live segment: the lock, backups of dropped
     /// tails, orphans.
     var otherFiles: [(name: String, bytes: Int)] {
-        let live = Set(survey.segments.filter(survey.isLive).map(\.name) + [checkpoint?.name ?? "", "MANIFEST"])
+        let kept =
+            survey.segments.filter { survey.isLive($0) || isHistory($0) }.map(\.name)
+            + (history?.keptCheckpoints ?? []).filter { $0 > 0 }.map(StoreFileName.checkpointName) + ["HISTORY"]
+        let live = Set(kept + [checkpoint?.name ?? "", "MANIFEST"])
         return location.files.filter { !live.contains($0.name) }
     }
 
@@ -110,10 +122,12 @@ struct InfoReport {
         out.append("segments    \(survey.segments.filter(survey.isLive).count)")
         for s in survey.segments {
             let range = s.firstSequence.map { "sequences \($0)…\(s.lastSequence ?? $0)" } ?? "no records"
-            let orphan = survey.isLive(s) ? "" : " — not in the manifest (orphan)"
+            let orphan =
+                survey.isLive(s) ? "" : isHistory(s) ? " — retained history" : " — not in the manifest (orphan)"
             out.append("  \(s.name)  \(ValueFormat.bytes(s.bytes))  \(range) (\(s.records) records)\(orphan)")
         }
         if let m { out.append("durable     " + Self.durableLine(m, last: lastSequence)) }
+        out.append("history     " + historyLine)
         out.append(
             "journal     \(survey.records) records, \(ValueFormat.bytes(survey.storedBytes)) stored, "
                 + "\(ValueFormat.bytes(survey.uncompressedBytes)) uncompressed: compression "
@@ -159,6 +173,7 @@ struct InfoReport {
         pairs.append(("reclaimableBytesEstimate", .int(reclaimableEstimate)))
         let others = otherFiles.map { JSON.object([("file", .string($0.name)), ("bytes", .int($0.bytes))]) }
         pairs.append(("otherFiles", .array(others)))
+        pairs.append(("history", historyJSON))
         pairs.append(("problemCount", .int(survey.problems.count)))
         return .object(pairs)
     }
@@ -176,6 +191,48 @@ struct InfoReport {
             line += "; the journal ends at \(last): records are missing, run `trellis verify`"
         }
         return line + ")"
+    }
+
+    /// What is retained of the history and why: from which commit, the files kept beyond the journal, the rule of
+    /// the last compaction, and the consumers' acknowledgements.
+    var historyLine: String {
+        let journalStart = (survey.manifest?.checkpointSequence ?? 0) + 1
+        guard let history else {
+            return "from sequence \(journalStart) (the journal since the last checkpoint; no retention rule has kept "
+                + "more, no HISTORY file)"
+        }
+        var line = "from sequence \(history.firstRetained)"
+        if history.keptCheckpoints.isEmpty {
+            line += " (the journal since the last checkpoint)"
+        } else {
+            let checkpoints = history.keptCheckpoints.map { $0 == 0 ? "the empty store" : "checkpoint \($0)" }
+            line +=
+                " (kept beyond the journal: \(checkpoints.joined(separator: ", ")) and segments from "
+                + "\(history.firstKeptSegment))"
+        }
+        line += "; retention at the last compaction: \(history.retention.summary)"
+        if !history.acknowledged.isEmpty {
+            line +=
+                "; acknowledged: "
+                + history.acknowledged.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                    separator: ", ")
+        }
+        return line + "; store id \(history.storeID.uuidString)"
+    }
+
+    private var historyJSON: JSON {
+        guard let history else {
+            return .object([("firstRetained", .int((survey.manifest?.checkpointSequence ?? 0) + 1))])
+        }
+        return .object([
+            ("firstRetained", .int(history.firstRetained)), ("storeID", .string(history.storeID.uuidString)),
+            ("keptCheckpoints", .array(history.keptCheckpoints.map { .int($0) })),
+            ("firstKeptSegment", .int(history.firstKeptSegment)), ("retention", .string(history.retention.summary)),
+            (
+                "acknowledged",
+                .object(history.acknowledged.sorted { $0.key < $1.key }.map { ($0.key, JSON.int($0.value)) })
+            ),
+        ])
     }
 
     private func manifestJSON(_ m: JournalReader.ManifestSummary) -> JSON {

@@ -60,6 +60,9 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         /// Opening with a new schema needs a migration that would lose data or that the data breaks; nothing changed.
         /// `schemaDifferences` lists how the schemas differ, each refused difference with its problem.
         public static let migrationRefused = Code("migration refused")
+        /// The history asked for is older than what the store retained ("history before sequence N was compacted");
+        /// `StoreOptions.history` says how much is kept.
+        public static let historyCompacted = Code("history compacted")
     }
 
     /// What kind of error it is, for matching.

@@ -12,6 +12,9 @@ package struct StoreFiles {
     /// Files kept under a `*.damaged` name by repair or salvage (never removed by the library), sorted.
     package var damaged: [String] = []
     var hasManifestFile = false
+    /// The `HISTORY` file (format version 7): the store's id, the history kept beyond the manifest's journal and the
+    /// consumers' acknowledgements; nil when there is none.
+    package var history: HistoryFile?
 
     package static func list(_ layer: any FileLayer, _ directory: String) throws -> StoreFiles {
         var files = StoreFiles()
@@ -26,6 +29,11 @@ package struct StoreFiles {
                 files.checkpoints[sequence] = name
             } else if name == JournalFormat.manifestName {
                 files.hasManifestFile = true
+            } else if name == HistoryFile.name {
+                // A history file that does not check out refuses the store: the files it keeps would otherwise look
+                // unreferenced, and be removed.
+                files.history = try HistoryFile.parse(
+                    try layer.readWhole(joinPath(directory, name), limit: HistoryFile.maxBytes))
             }
         }
         if files.hasManifestFile {
@@ -44,10 +52,16 @@ package struct StoreFiles {
 
     /// Files of the store's kinds that the manifest does not reference: left by a crash during rotation or
     /// compaction, or by a compaction that had not yet deleted what it replaced.
+    /// The segments and checkpoints the history file keeps (retained history) count as referenced.
     package func unreferenced(by manifest: Manifest) -> [String] {
         var names = temporaries
-        for (id, name) in segments where id < manifest.firstSegment || id > manifest.lastSegment { names.append(name) }
-        for (sequence, name) in checkpoints where sequence != manifest.checkpointSequence { names.append(name) }
+        let firstKept = min(history?.firstKeptSegment ?? manifest.firstSegment, manifest.firstSegment)
+        let keptCheckpoints = history?.keptCheckpoints ?? []
+        for (id, name) in segments where id < firstKept || id > manifest.lastSegment { names.append(name) }
+        for (sequence, name) in checkpoints
+        where sequence != manifest.checkpointSequence && !keptCheckpoints.contains(sequence) {
+            names.append(name)
+        }
         return names.sorted()
     }
 }

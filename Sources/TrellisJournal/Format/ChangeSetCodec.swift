@@ -206,9 +206,39 @@ package enum ChangeSetCodec {
         }
     }
 
+    /// The first format version whose change-set records (type 1) end with the commit's author.
+    static let authorVersion: UInt16 = 7
+
+    /// Appends the record's last field (format version 7): u8 1 for no author, or u8 2 and the author as a string. Never
+    /// 0 for none, so that a record ends in a non-zero byte (unless its author is empty), which tells a rotted whole
+    /// record from a torn one (journal-format.md, Recovery step 4).
+    /// Returns the bytes appended, which a writer appending to an older segment drops again (`withoutAuthor`).
+    @discardableResult
+    package static func appendAuthor(_ author: String?, to payload: inout [UInt8]) -> Int {
+        let trailer = ByteWriter.bytes(estimate: 16 + (author?.utf8.count ?? 0)) { w in
+            if let author {
+                w.u8(2)
+                w.string(author)
+            } else {
+                w.u8(1)
+            }
+        }
+        payload += trailer
+        return trailer.count
+    }
+
     /// Decodes a payload; the schema names the target entity of each deleted object's relationships. Throws
     /// `TrellisError.corrupt` for anything that does not parse or does not fit the schema's shape.
     static func decode(_ bytes: [UInt8], schema: Schema, context: String) throws(TrellisError) -> ChangeSet {
+        try decodeRecord(bytes, schema: schema, context: context, version: 1).changes
+    }
+
+    /// Decodes the payload of a change-set record of a file of format `version`: from version 7 it ends with the
+    /// commit's author (`appendAuthor`), before it with the deletes. Embedded change sets (a migration record's)
+    /// never carry an author: decode them with `decode`.
+    static func decodeRecord(
+        _ bytes: [UInt8], schema: Schema, context: String, version: UInt16
+    ) throws(TrellisError) -> (changes: ChangeSet, author: String?) {
         var r = ByteReader(bytes, context: context)
         var changes = ChangeSet()
         let entityCount = schema.layouts.count
@@ -282,7 +312,16 @@ package enum ChangeSetCodec {
             }
             changes.deletes.append(.init(id: id, values: values, relationships: links))
         }
+        var author: String?
+        if version >= authorVersion {
+            let flag = try r.u8()
+            switch flag {
+            case 1: break
+            case 2: author = try r.string()
+            default: throw r.failure("author flag \(flag) (1 or 2 expected)")
+            }
+        }
         guard r.isAtEnd else { throw r.failure("\(r.remaining) unexpected trailing bytes") }
-        return changes
+        return (changes, author)
     }
 }

@@ -103,5 +103,7 @@ package enum RecordFrame {
         Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
     }
 
-    static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+    package static func date(_ microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+    }
 }

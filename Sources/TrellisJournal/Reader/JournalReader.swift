@@ -25,7 +25,7 @@ public struct JournalReader: Sendable {
         self.init(path: directory.path, layer: PosixFileLayer())
     }
 
-    init(path: String, layer: any FileLayer) {
+    package init(path: String, layer: any FileLayer) {
         self.directory = URL(fileURLWithPath: path)
         self.path = path
         self.layer = layer
@@ -234,9 +234,10 @@ public struct JournalReader: Sendable {
     /// thrown by `body`, is a `.decode` problem; a record whose segment's schema no migration leads to is a `.schema`
     /// problem (once per segment: the rest of the segment is read with its schema).
     func walkRecords(
-        _ files: StoreFiles, _ manifest: Manifest, _ body: (JournalRecord) throws -> JournalProblem?
+        _ files: StoreFiles, _ manifest: Manifest, startingWith start: Schema? = nil,
+        _ body: (JournalRecord) throws -> JournalProblem?
     ) throws -> JournalWalk.Outcome {
-        var current = try? startSchema(files, manifest)
+        var current = start ?? (try? startSchema(files, manifest))
         var segmentSchemas: [String: Schema] = [:]
         let walker = JournalWalk(
             layer: layer, directory: path, manifest: manifest, files: files, continueAfterDamage: true)
@@ -285,7 +286,8 @@ public struct JournalReader: Sendable {
                                 + "schema is \(JournalFormat.hex16(base.fingerprint)) and no migration record leads "
                                 + "there")
                     }
-                    record.changes = try ChangeSetCodec.decode(payload, schema: written, context: context)
+                    (record.changes, record.author) = try ChangeSetCodec.decodeRecord(
+                        payload, schema: written, context: context, version: walked.header.version)
                 }
                 return try body(record)
             } catch let error as TrellisError where error.code == .corrupt {

@@ -15,6 +15,9 @@ public struct JournalRecord: Sendable {
     public var time: Date
     /// The changes of the commit, in `schema`'s entity and attribute numbers; empty for a migration record.
     public var changes: ChangeSet
+    /// Who made the commit (`Transaction.author`); nil for none, for a migration, and in files before format
+    /// version 7, which did not store it.
+    public var author: String? = nil
     /// The schema the record was written with: the one in its segment's header (for a migration, the new schema).
     public var schema: Schema
     /// What a migration record did; nil for a commit.

@@ -113,7 +113,9 @@ package struct StoreRecovery {
                         "written with schema \(JournalFormat.hex16(written.fingerprint)) where the store's schema is "
                             + "\(JournalFormat.hex16(graph!.schema.fingerprint)) and no migration record leads there")
                 }
-                let changes = try ChangeSetCodec.decode(payload, schema: graph!.schema, context: context)
+                let changes = try ChangeSetCodec.decodeRecord(
+                    payload, schema: graph!.schema, context: context, version: record.header.version
+                ).changes
                 if policy == .salvage {
                     // Salvage goes on after a record that does not fit, from the graph before it.
                     graph = try graph!.applying(changes, sequence: sequence)

@@ -1,3 +1,4 @@
+import Foundation
 import TrellisCore
 import TrellisGraph
 
@@ -9,10 +10,17 @@ public struct Commit: Sendable {
     public let changes: ChangeSet
     /// The version the commit published.
     public let snapshot: Snapshot
+    /// Who made the commit (`Transaction.author`, `ModelContext.transactionAuthor`), stored in its record; nil for
+    /// none.
+    public let author: String?
+    /// When the commit was made, to the microsecond its journal record stores.
+    public let time: Date
 
-    package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot) {
+    package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot, author: String? = nil) {
         self.sequence = sequence
         self.changes = changes
         self.snapshot = snapshot
+        self.author = author
+        self.time = RecordFrame.date(RecordFrame.microseconds(Date()))
     }
 }

@@ -57,11 +57,12 @@ extension Journal {
             if let failure { throw failure }
             let bytes = try Checkpoint.write(
                 graph, layer: layer, directory: directory, afterChunk: options.checkpointChunkHook)
-            let (old, replaced) = try manifestWrites.locked { _ -> (Manifest, [UInt64]) in
+            let (old, replaced, kept) = try manifestWrites.locked { _ -> (Manifest, [UInt64], HistoryKept) in
                 let (old, replaced, synced) = try files.locked { f -> (Manifest, [UInt64], UInt64) in
                     if let failure { throw failure }
                     return (f.manifest, f.segmentBytes.keys.filter { $0 < firstKept }.sorted(), f.synced)
                 }
+                let kept = try retainHistory(old: old, checkpoint: graph.sequence, firstKept: firstKept)
                 var manifest = old
                 manifest.checkpointSequence = graph.sequence
                 manifest.checkpointBytes = UInt64(bytes)
@@ -82,15 +83,17 @@ extension Journal {
                     for id in replaced { f.segmentBytes[id] = nil }
                     f.compactions += 1
                 }
-                return (old, replaced)
+                return (old, replaced, kept)
             }
             // The new state is committed; what follows only frees space, and whatever a crash or an error leaves of
             // it is an unreferenced file that the next open removes (and lists). An error here is not the store's
             // failure, but it is reported (`warnings`).
             CrashPoints.hit("before-unlink-old")
-            var unneeded = replaced.map(JournalFormat.segmentName)
-            if old.checkpointSequence > 0 && old.checkpointSequence != graph.sequence {
-                unneeded.append(JournalFormat.checkpointName(old.checkpointSequence))
+            // Retained history stays: the segments from the first one history keeps, and its checkpoints.
+            var unneeded = (kept.released + replaced).filter { $0 < kept.firstSegment }.map(JournalFormat.segmentName)
+            for sequence in kept.releasedCheckpoints.union([old.checkpointSequence])
+            where sequence > 0 && sequence != graph.sequence && !kept.checkpoints.contains(sequence) {
+                unneeded.append(JournalFormat.checkpointName(sequence))
             }
             for name in unneeded {
                 do {
@@ -140,4 +143,91 @@ extension Journal {
         if let failure { throw failure }
         return files.locked { $0.keptDamaged }
     }
+
+    /// What a compaction keeps of the history, and what it lets go of.
+    struct HistoryKept {
+        /// Segments from this id on stay (history, then the journal).
+        var firstSegment: UInt64
+        /// Checkpoints history keeps beside the new one.
+        var checkpoints: Set<UInt64>
+        /// Segments of history released by this compaction (below the journal replaced).
+        var released: [UInt64] = []
+        var releasedCheckpoints: Set<UInt64> = []
+    }
+
+    /// Decides what a compaction to `checkpoint` (whose journal starts at segment `firstKept`) keeps of the history,
+    /// by `options.history`, and writes the `HISTORY` file that says so, before the manifest commits: a crash after
+    /// it leaves a history file naming files that all exist (the old manifest's, or the new checkpoint, complete).
+    /// Called under `manifestWrites`. Without a rule and without history kept before, writes nothing.
+    func retainHistory(old: Manifest, checkpoint: UInt64, firstKept: UInt64) throws -> HistoryKept {
+        let previous = files.locked { $0.history }
+        let oldBases = previous?.bases ?? []
+        let oldFirst = min(oldBases.first?.firstSegment ?? old.firstSegment, old.firstSegment)
+        let oldCheckpoints = Set(oldBases.map(\.checkpoint))
+        guard !options.history.isNone || !oldBases.isEmpty else {
+            return HistoryKept(firstSegment: firstKept, checkpoints: [])
+        }
+        let now = RecordFrame.microseconds(Date())
+        var bases = oldBases.filter { $0.checkpoint <= old.checkpointSequence }
+        if bases.last?.checkpoint != old.checkpointSequence || bases.isEmpty {
+            // The journal being replaced becomes history: from its checkpoint (or the empty graph), its segments.
+            // When its checkpoint was made is not known here: now keeps it at least as long as asked.
+            bases.append(.init(checkpoint: old.checkpointSequence, firstSegment: old.firstSegment, time: now))
+        }
+        bases.append(.init(checkpoint: checkpoint, firstSegment: firstKept, time: now))
+        let acknowledged = (previous?.consumers ?? [:]).mapValues(\.sequence)
+        while bases.count >= 2,
+            options.history.releases(
+                upTo: bases[1].checkpoint, time: bases[1].time, last: checkpoint, now: now, acknowledged: acknowledged)
+        {
+            bases.removeFirst()
+        }
+        // Only the new checkpoint left: nothing is kept beyond the journal.
+        if bases.count == 1 { bases = [] }
+        var history = previous ?? HistoryFile()
+        history.bases = bases
+        history.retention = options.history
+        if history != previous {
+            try history.write(layer, directory)
+            files.locked { $0.history = history }
+        }
+        let firstSegment = bases.first?.firstSegment ?? firstKept
+        let keptCheckpoints = history.keptCheckpoints
+        return HistoryKept(
+            firstSegment: firstSegment, checkpoints: keptCheckpoints,
+            released: Array(oldFirst..<max(oldFirst, min(firstSegment, old.firstSegment))),
+            releasedCheckpoints: oldCheckpoints.subtracting(keptCheckpoints))
+    }
+
+    /// The store's `HISTORY` file, written first when the store has none (it holds the store's id, which history
+    /// tokens carry).
+    package func historyFile() throws -> HistoryFile {
+        if let failure { throw failure }
+        return try manifestWrites.locked { _ in
+            if let known = files.locked({ $0.history }) { return known }
+            let history = HistoryFile()
+            try history.write(layer, directory)
+            files.locked { $0.history = history }
+            return history
+        }
+    }
+
+    /// Records that `consumer` has read the history up to `sequence`, in the `HISTORY` file (synced before it
+    /// returns). An acknowledgement never moves back: an older one is ignored.
+    package func acknowledge(consumer: String, sequence: UInt64) throws {
+        if let failure { throw failure }
+        try manifestWrites.locked { _ in
+            var history = files.locked { $0.history } ?? HistoryFile()
+            if let prior = history.consumers[consumer], prior.sequence >= sequence { return }
+            history.consumers[consumer] = .init(sequence: sequence, time: RecordFrame.microseconds(Date()))
+            try history.write(layer, directory)
+            files.locked { $0.history = history }
+        }
+    }
+
+    /// The last record synced: what a reader of the files may rely on.
+    package var durableSequence: UInt64 { files.locked { $0.synced } }
+
+    /// A reader of this store's retained history, through the journal's own file layer.
+    package var historyReader: HistoryReader { HistoryReader(layer: layer, directory: directory) }
 }

@@ -156,8 +156,9 @@ extension Journal {
         var batch: [UInt8] = []
         for entry in entries {
             let frame = RecordFrame.encode(
-                type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time,
-                salt: segment.salt, compressionLevel: Int32(options.compressionLevel), watermark: watermark,
+                type: .changeSet, payload: entry.payload(for: segment.version), sequence: entry.sequence,
+                time: entry.time, salt: segment.salt, compressionLevel: Int32(options.compressionLevel),
+                watermark: watermark,
                 version: segment.version)
             // A batch of one record is that record's frame, not a copy of it.
             if batch.isEmpty { batch = frame } else { batch += frame }
@@ -180,7 +181,8 @@ extension Journal {
     /// megabytes of its payload go to the file without first being copied into a frame; returns the bytes written.
     private func writeInParts(_ entry: Entry, to segment: OpenSegment, watermark: UInt64) throws -> Int {
         let parts = RecordFrame.frameParts(
-            type: .changeSet, payload: entry.payload, sequence: entry.sequence, time: entry.time, salt: segment.salt,
+            type: .changeSet, payload: entry.payload(for: segment.version), sequence: entry.sequence,
+            time: entry.time, salt: segment.salt,
             compressionLevel: Int32(options.compressionLevel), watermark: watermark,
             version: segment.version)
         try segment.file.write(parts.header, at: segment.end)
@@ -249,5 +251,13 @@ extension Journal {
     func writeManifest(_ manifest: Manifest) throws {
         try layer.writeAtomically(
             manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
+    }
+}
+
+extension Journal.Entry {
+    /// The payload as a segment of format `version` takes it: without the author before version 7 (a store opened
+    /// from an older build appends to its last segment in that segment's version until the next rotation).
+    func payload(for version: UInt16) -> [UInt8] {
+        version >= ChangeSetCodec.authorVersion ? payload : Array(payload[..<(payload.count - authorBytes)])
     }
 }

@@ -18,6 +18,9 @@ package final class Journal: Sendable {
         let sequence: UInt64
         let time: Int64
         let payload: [UInt8]
+        /// The bytes at the end of `payload` that hold the author (format version 7): a writer appending to a segment
+        /// of an older version drops them.
+        let authorBytes: Int
         let commit: Commit
         /// Completed once the record is durable (`.perCommit`), nil otherwise.
         let ticket: Ticket?
@@ -62,6 +65,8 @@ package final class Journal: Sendable {
         /// The last record synced (everything recovered counts: the opener synced it). Rotation, compaction and a
         /// clean close record it in the manifest, so a journal found shorter later is damage, not a crash.
         var synced: UInt64
+        /// The `HISTORY` file as last written (nil: the store has none yet).
+        var history: HistoryFile?
     }
 
     let layer: any FileLayer
@@ -85,7 +90,8 @@ package final class Journal: Sendable {
 
     package init(
         layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions, lock: any LayerLock,
-        segment: OpenSegment, graph: Graph, manifest: Manifest, segmentBytes: [UInt64: Int]
+        segment: OpenSegment, graph: Graph, manifest: Manifest, segmentBytes: [UInt64: Int],
+        history: HistoryFile? = nil
     ) {
         self.layer = layer
         self.directory = directory
@@ -97,7 +103,8 @@ package final class Journal: Sendable {
             sequence: graph.sequence, segment: segment.id, salt: segment.salt, offset: UInt64(segment.end))
         self.writer = Mutex(
             WriterSide(segment: segment, lastWritten: graph.sequence, lastWrittenGraph: graph, durable: durable))
-        self.files = Mutex(FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence))
+        self.files = Mutex(
+            FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence, history: history))
     }
 
     /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) on the flusher thread,
@@ -147,7 +154,8 @@ package final class Journal: Sendable {
     /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`).
     package func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
         if let failure { throw failure }
-        let payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
+        var payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
+        let authorBytes = ChangeSetCodec.appendAuthor(commit.author, to: &payload)
         guard payload.count <= JournalFormat.maxRecordBytes else {
             throw TrellisError(
                 .invalidArgument,
@@ -157,8 +165,8 @@ package final class Journal: Sendable {
         let ticket = options.durability == .perCommit ? Ticket() : nil
         enqueue(
             Entry(
-                sequence: commit.sequence, time: RecordFrame.microseconds(Date()), payload: payload, commit: commit,
-                ticket: ticket))
+                sequence: commit.sequence, time: RecordFrame.microseconds(commit.time), payload: payload,
+                authorBytes: authorBytes, commit: commit, ticket: ticket))
         return ticket
     }
 

@@ -79,7 +79,9 @@ extension ModelContext {
         let planner = SavePlanner(
             view: view, pending: pending, newest: newest, origin: { [unowned self] in origin(of: $0) },
             policy: mergePolicy)
-        return planner.plan(store.transaction())
+        var transaction = store.transaction()
+        transaction.author = transactionAuthor
+        return planner.plan(transaction)
     }
 
     /// Moves to the commit's snapshot with the pending changes gone (they are in it now), telling the observers of

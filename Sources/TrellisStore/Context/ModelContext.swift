@@ -27,6 +27,10 @@ public final class ModelContext {
     public let parent: ModelContext?
     /// How `save()` resolves conflicts with commits made since this context read the objects it changed.
     public var mergePolicy: MergePolicy = .error
+    /// Who this context's saves are made by (as Core Data's `transactionAuthor`): each commit's record stores it,
+    /// and the store's history (`Store.history(since:)`) reads it back, so a sync engine can skip its own changes.
+    /// nil (the default) for none. A child context's saves carry its root's author.
+    public var transactionAuthor: String?
 
     let pending = PendingChanges()
     /// The snapshot a root context reads; a child context reads its root's.

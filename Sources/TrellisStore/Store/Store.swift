@@ -41,6 +41,8 @@ public final class Store: Sendable, DurablePublisher {
     private let closed = Mutex(false)
     /// Model bindings and the view context (see Store+Contexts.swift).
     let contexts = StoreContexts()
+    /// The store's history id, once read (see Store+History.swift).
+    let historyID = Mutex<UUID??>(nil)
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
@@ -135,7 +137,7 @@ public final class Store: Sendable, DurablePublisher {
                 let current = published.locked { $0 }
                 return (Commit(sequence: current.sequence, changes: changes, snapshot: current), nil)
             }
-            let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next)
+            let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next, author: transaction.author)
             // Queued inside the lock so records reach the journal in sequence order.
             let durable = try journal?.record(commit, ahead: ahead.wait())
             head = next

@@ -57,7 +57,8 @@ enum StoreOpener {
                 removeLeftovers(recovered.files.unreferenced(by: manifest), layer, directory, &report)
                 let journal = Journal(
                     layer: layer, directory: directory, schema: migrated.graph.schema, options: options, lock: lock,
-                    segment: segment, graph: migrated.graph, manifest: manifest, segmentBytes: segmentBytes)
+                    segment: segment, graph: migrated.graph, manifest: manifest, segmentBytes: segmentBytes,
+                    history: recovered.files.history)
                 if recovered.needsRewrite {
                     // Salvage skipped damage: the store rewrites itself as a checkpoint before it serves, keeping
                     // what it replaces as `*.damaged` (linked and synced before the new manifest commits).
@@ -121,8 +122,8 @@ enum StoreOpener {
         var report = RecoveryReport()
         report.created = true
         removeLeftovers(
-            files.temporaries + Array(files.segments.values) + Array(files.checkpoints.values), layer, directory,
-            &report)
+            files.temporaries + Array(files.segments.values) + Array(files.checkpoints.values)
+                + (files.history == nil ? [] : [HistoryFile.name]), layer, directory, &report)
         let segment = try OpenSegment.create(
             id: 1, firstSequence: 1, schema: schema, layer: layer, directory: directory)
         let manifest = Manifest(

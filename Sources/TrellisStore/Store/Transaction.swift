@@ -18,6 +18,9 @@ import TrellisJournal
 public struct Transaction: Sendable {
     /// The schema the transaction's changes are checked against.
     public let schema: Schema
+    /// Who makes the commit (a user, a device, "sync", "import"…): stored in its journal record and read back in
+    /// the store's history (`Store.history(since:)`); nil for none.
+    public var author: String?
     let allocator: SerialAllocator
     var inserts: [ChangeSet.Insert] = []
     var insertPositions = ObjectPositions()

@@ -69,8 +69,15 @@ enum ByteMutators {
         while offset + size <= bytes.count {
             let stored = Int(u32(bytes, offset + 4))
             guard stored > 0 || u64(bytes, offset + 16) != 0, offset + size + stored <= bytes.count else { break }
-            let payload = bytes[(offset + size)..<(offset + size + stored)]
-            var frame = Array(bytes[offset..<(offset + 32)]) + payload
+            var payload = bytes[(offset + size)..<(offset + size + stored)]
+            var frameHeader = Array(bytes[offset..<(offset + 32)])
+            // Records before version 7 have no author: drop a stored change set's "none" (the workloads set no author).
+            if bytes[offset + 8] == RecordType.changeSet.rawValue, bytes[offset + 9] == 0, payload.last == 1 {
+                payload = payload.dropLast()
+                frameHeader = setU32(frameHeader, at: 4, UInt32(payload.count))
+                frameHeader = setU32(frameHeader, at: 12, UInt32(payload.count))
+            }
+            var frame = frameHeader + payload
             frame = setU32(frame, at: 0, RecordFrame.checksum(salt: salt, header: frame[4..<32], stored: payload))
             frame += [UInt8](repeating: 0, count: RecordFrame.align(frame.count) - frame.count)
             out += frame

@@ -48,8 +48,11 @@ import Testing
         let header = try FileHeader.parse(
             Array(bytes[0..<Int(UInt32(bytes[12]) | UInt32(bytes[13]) << 8)]), magic: JournalFormat.segmentMagic,
             file: file)
+        // A record of this build's format ends with its author (none).
+        var payload = ChangeSetCodec.encode(changes, schema: Self.schema)
+        ChangeSetCodec.appendAuthor(nil, to: &payload)
         let frame = RecordFrame.encode(
-            type: .changeSet, payload: ChangeSetCodec.encode(changes, schema: Self.schema), sequence: sequence,
+            type: .changeSet, payload: payload, sequence: sequence,
             time: 0, salt: header.salt, compressionLevel: nil)
         var out = Array(bytes[0..<end]) + frame
         if out.count < bytes.count { out += [UInt8](repeating: 0, count: bytes.count - out.count) }

@@ -126,7 +126,9 @@ enum GoldenStore {
         .appendingPathComponent("Fixtures")
 
     /// Each golden store and the format version its files carry.
-    static let stores: [(name: String, version: UInt8)] = [("format4-store", 4), ("format5-store", 5)]
+    static let stores: [(name: String, version: UInt8)] = [
+        ("format4-store", 4), ("format5-store", 5), ("format6-store", 6),
+    ]
 
     func copy(_ name: String) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")

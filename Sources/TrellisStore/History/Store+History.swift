@@ -1,0 +1,232 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TrellisCore
+import TrellisGraph
+import TrellisJournal
+
+/// The store's history: the change feed, acknowledgements that hold retained history, and time travel.
+///
+/// History is read from the journal's files (never from a lock the writer takes), so reading it costs a commit
+/// nothing; `StoreOptions.history` says how much of it compaction keeps.
+extension Store {
+    /// The store's history id (from its `HISTORY` file, written on first use by a writable store); nil for an
+    /// in-memory store, and for a read-only store that has none.
+    public func historyStoreID() throws -> UUID? {
+        if let known = historyID.locked({ $0 }) { return known }
+        let id: UUID?
+        if let journal {
+            id = try journal.historyFile().storeID
+        } else if let reader = historyReader {
+            id = try reader.retained().history?.storeID
+        } else {
+            id = nil
+        }
+        historyID.locked { $0 = id }
+        return id
+    }
+
+    /// A token at the newest durable commit: `history(since:)` with it returns only what is committed later.
+    public func currentHistoryToken() throws -> HistoryToken {
+        HistoryToken(sequence: try durableEnd(), storeID: try historyStoreID())
+    }
+
+    /// The commits (and migrations) after `token`, oldest first, up to the newest durable one; from the oldest
+    /// retained entry when `token` is nil.
+    ///
+    /// Throws `.historyCompacted` ("history before sequence N was compacted") when the entry after `token` is no
+    /// longer retained, never a silent gap; `.invalidArgument` for a token of another store, or for an in-memory
+    /// store, which keeps no history.
+    /// - Complexity: reads and decodes the records asked for, from the segment holding the first of them; takes no
+    ///   lock a commit waits for.
+    public func history(since token: HistoryToken? = nil) throws -> [HistoryTransaction] {
+        var out: [HistoryTransaction] = []
+        try forEachHistoryEntry(since: token, through: try durableEnd()) { out.append($0) }
+        return out
+    }
+
+    /// Calls `body` with each entry `history(since:)` would return, without collecting them.
+    public func forEachHistoryEntry(
+        since token: HistoryToken? = nil, _ body: (HistoryTransaction) throws -> Void
+    ) throws {
+        try forEachHistoryEntry(since: token, through: try durableEnd(), body)
+    }
+
+    func forEachHistoryEntry(
+        since token: HistoryToken?, through: UInt64, _ body: (HistoryTransaction) throws -> Void
+    ) throws {
+        guard let reader = historyReader else {
+            throw TrellisError(.invalidArgument, "an in-memory store keeps no history")
+        }
+        let id = try historyStoreID()
+        if let token, let theirs = token.storeID, let id, theirs != id {
+            throw TrellisError(
+                .invalidArgument,
+                "the history token is from another store (id \(theirs.uuidString); this store is \(id.uuidString))")
+        }
+        let after = try token?.sequence ?? (reader.retained().first - 1)
+        try reader.records(after: after, through: through) { record in
+            try body(HistoryTransaction(record, storeID: id))
+        }
+    }
+
+    /// The history after `token` (from the oldest retained entry when nil), then every new commit as it is
+    /// published (in `.perCommit` durability, once it is durable), without a gap or a repeat between the two.
+    ///
+    /// The stream ends with an error where `history(since:)` would throw; cancelling the task that iterates it ends
+    /// it. New commits are delivered from memory, on the store's flusher thread (in `.perCommit` mode), so a slow
+    /// consumer only grows the stream's buffer.
+    public func historyUpdates(
+        since token: HistoryToken? = nil
+    ) -> AsyncThrowingStream<HistoryTransaction, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: HistoryTransaction.self, throwing: (any Error).self)
+        struct Follow: Sendable {
+            /// The last sequence yielded; nil until the past has been read.
+            var last: UInt64?
+            var buffered: [Commit] = []
+        }
+        let follow = Mutex(Follow())
+        let id = try? historyStoreID()
+        // Observed first, so that every commit published from now on reaches the stream: those the past read covers
+        // are skipped by sequence.
+        let observation = observe { commit in
+            follow.locked { f in
+                guard let last = f.last else {
+                    f.buffered.append(commit)
+                    return
+                }
+                guard commit.sequence > last, !commit.changes.isEmpty else { return }
+                f.last = commit.sequence
+                continuation.yield(HistoryTransaction(commit, storeID: id))
+            }
+        }
+        continuation.onTermination = { _ in observation.cancel() }
+        DispatchQueue.global().async { [self] in
+            do {
+                // Everything published so far, made durable (a no-op in `.perCommit` mode), is read from the files.
+                let published = snapshot.sequence
+                try flush()
+                var last = token?.sequence ?? 0
+                try forEachHistoryEntry(since: token, through: published) { entry in
+                    continuation.yield(entry)
+                    last = entry.sequence
+                }
+                last = max(last, published)
+                follow.locked { f in
+                    for commit in f.buffered where commit.sequence > last && !commit.changes.isEmpty {
+                        continuation.yield(HistoryTransaction(commit, storeID: id))
+                        last = commit.sequence
+                    }
+                    f.buffered = []
+                    f.last = last
+                }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return stream
+    }
+
+    /// Records that `consumer` has handled the history up to `token`: with `HistoryRetention.consumers` naming it,
+    /// compaction keeps what it has not acknowledged. Stored (and synced) in the store's `HISTORY` file, so it
+    /// survives a reopen; an acknowledgement never moves back.
+    public func acknowledgeHistory(consumer: String, token: HistoryToken) throws {
+        guard let journal else {
+            throw TrellisError(
+                isReadOnly ? .readOnly : .invalidArgument,
+                isReadOnly ? "the store is open read-only" : "an in-memory store keeps no history")
+        }
+        let id = try historyStoreID()
+        if let theirs = token.storeID, let id, theirs != id {
+            throw TrellisError(.invalidArgument, "the history token is from another store")
+        }
+        try journal.acknowledge(consumer: consumer, sequence: token.sequence)
+    }
+
+    /// The store as it was right after commit `sequence`: a read-only snapshot of a retained version, usable with
+    /// every API a snapshot serves (its schema is the one in force then).
+    ///
+    /// Built from the retained checkpoint before it (or the empty store) with the records up to `sequence` applied,
+    /// as recovery builds the store, so it equals the version that was published then. Throws
+    /// `.historyCompacted` for a version before the retained history, `.invalidArgument` for a sequence not yet
+    /// durable.
+    /// - Complexity: loads a checkpoint and replays the records after it, up to `sequence`.
+    public func snapshot(asOf sequence: UInt64) throws -> Snapshot {
+        guard let reader = historyReader else {
+            throw TrellisError(.invalidArgument, "an in-memory store keeps no history")
+        }
+        let current = snapshot
+        if sequence == current.sequence { return current }
+        let end = try durableEnd()
+        guard sequence <= end else {
+            throw TrellisError(
+                .invalidArgument, "sequence \(sequence) is not a durable version of the store (the newest is \(end))")
+        }
+        return try reader.graph(at: sequence)
+    }
+
+    /// The store as it was at `date`: the version of the last commit made at or before it (see
+    /// `snapshot(asOf:)`). Throws `.historyCompacted` when the history retained starts after `date`.
+    public func snapshot(asOf date: Date) throws -> Snapshot {
+        guard let reader = historyReader else {
+            throw TrellisError(.invalidArgument, "an in-memory store keeps no history")
+        }
+        let first = try reader.retained().first
+        var found: UInt64?
+        var firstTime: Date?
+        try forEachHistoryEntry(since: nil) { entry in
+            if firstTime == nil { firstTime = entry.time }
+            if entry.time <= date { found = entry.sequence }
+        }
+        if let found { return try snapshot(asOf: found) }
+        // Before the first retained record: the version before it, when the store started there.
+        if first == 1 { return try snapshot(asOf: 0) }
+        throw HistoryReader.compacted(from: 0, first: first)
+    }
+
+    /// What the store retains of its history, and why (for tools and diagnostics).
+    public func historyRetention() throws -> HistoryRetentionStatus {
+        guard let reader = historyReader else {
+            throw TrellisError(.invalidArgument, "an in-memory store keeps no history")
+        }
+        return HistoryRetentionStatus(try reader.retained())
+    }
+
+    /// The reader of this store's history files; nil in memory.
+    var historyReader: HistoryReader? {
+        if let journal { return journal.historyReader }
+        guard let directory else { return nil }
+        return HistoryReader(directory: directory.path)
+    }
+
+    /// The newest commit a reader of the files may rely on: the newest published one in `.perCommit` mode, else
+    /// the last one synced; for a read-only store, the end of what reads.
+    func durableEnd() throws -> UInt64 {
+        guard let journal else { return directory == nil ? snapshot.sequence : .max }
+        return min(snapshot.sequence, journal.durableSequence)
+    }
+}
+
+/// What a store retains of its history (`Store.historyRetention()`, `trellis info`).
+public struct HistoryRetentionStatus: Sendable {
+    /// The first commit whose record is retained (`history(since:)` reads from the one after a token at
+    /// `firstRetained - 1`).
+    public let firstRetained: UInt64
+    /// The checkpoints history keeps beside the store's own, oldest first (0: the empty store before commit 1).
+    public let keptCheckpoints: [UInt64]
+    /// The checkpoint the store opens from.
+    public let checkpointSequence: UInt64
+    /// Each consumer's acknowledged sequence number.
+    public let acknowledged: [String: UInt64]
+    /// The store's history id; nil when it has none yet.
+    public let storeID: UUID?
+
+    init(_ retained: HistoryReader.Retained) {
+        firstRetained = retained.first
+        keptCheckpoints = retained.bases.dropLast().map(\.checkpoint)
+        checkpointSequence = retained.checkpointSequence
+        acknowledged = (retained.history?.consumers ?? [:]).mapValues(\.sequence)
+        storeID = retained.history?.storeID
+    }
+}
