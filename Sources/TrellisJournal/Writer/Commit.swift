@@ -9,6 +9,9 @@ public struct Commit: Sendable {
     public let changes: ChangeSet
     /// The version the commit published.
     public let snapshot: Snapshot
+    /// The inserts that `UniqueConflictResolution.update` merged into the object already holding their unique values:
+    /// each inserted ID, and the ID of the object it updated instead (empty otherwise).
+    public package(set) var merged: [ObjectID: ObjectID] = [:]
 
     package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot) {
         self.sequence = sequence
