@@ -15,6 +15,9 @@ public struct Commit: Sendable {
     public let author: String?
     /// When the commit was made, to the microsecond its journal record stores.
     public let time: Date
+    /// The inserts that `UniqueConflictResolution.update` merged into the object already holding their unique values:
+    /// each inserted ID, and the ID of the object it updated instead (empty otherwise).
+    public package(set) var merged: [ObjectID: ObjectID] = [:]
 
     package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot, author: String? = nil) {
         self.sequence = sequence

@@ -23,7 +23,24 @@ extension ModelContext {
     /// child's save tells the observers of the parent's objects what it changes there.
     /// - Complexity: O(c) for c pending changes (plus the commit's own cost, and the changes of the commits it moves
     ///   past); O(c) into a parent.
-    public func save() throws {
+    public func save() throws { try save(onConflict: .error) }
+
+    /// Saves as `save()` does, choosing what an inserted object whose unique values another object already holds
+    /// does: `.error` (what `save()` does) refuses the save; `.update` updates that object with the inserted one's
+    /// attribute values and relationship changes instead (an upsert, SwiftData's behaviour made explicit), and the
+    /// inserted model object then stands for that object: its `objectID` becomes the existing one's.
+    ///
+    /// ```swift
+    /// let tag = Tag(name: "home", color: "red")     // a Tag named "home" is already saved
+    /// context.insert(tag)
+    /// try context.save(onConflict: .update)         // that Tag's color is now red; tag is that Tag
+    /// ```
+    ///
+    /// The holder is an object saved before, or one inserted earlier in the same save (two inserts with one key
+    /// become one object). A child context's save pushes its changes into its parent, and the choice is the one the
+    /// root context's save makes.
+    /// - Complexity: as `save()`, plus O(log n) per unique constraint of each inserted object with `.update`.
+    public func save(onConflict: UniqueConflictResolution) throws {
         guard hasChanges else { return }
         if !writesToDeleted.isEmpty {
             // Loudly, once: the assignments cannot be kept, and the other changes stay pending for the next save.
@@ -55,11 +72,12 @@ extension ModelContext {
             }
             let commit: Commit
             do {
-                commit = try store.commit(plan.transaction)
+                commit = try store.commit(plan.transaction, onConflict: onConflict)
             } catch let error as TrellisError where error.code == .staleSnapshot {
                 continue
             }
-            didSave(commit, resolvedConflicts: !plan.conflicts.isEmpty)
+            repoint(commit.merged)
+            didSave(commit, resolvedConflicts: !plan.conflicts.isEmpty || !commit.merged.isEmpty)
             return
         }
     }
@@ -101,6 +119,16 @@ extension ModelContext {
             resetEpochs()
         }
         report(filed)
+    }
+
+    /// Makes each inserted model object that a save merged into an existing object stand for that object (the one
+    /// registered for it stays registered when it is still alive).
+    private func repoint(_ merged: [ObjectID: ObjectID]) {
+        for (inserted, holder) in merged {
+            guard let object = registered.removeValue(forKey: inserted)?.object else { continue }
+            object.storedID = holder
+            if registered[holder]?.object == nil { register(object, holder) }
+        }
     }
 
     /// Throws `staleSnapshot` when a watched object's row or to-one targets differ between the two versions.

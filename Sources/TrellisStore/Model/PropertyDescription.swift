@@ -21,5 +21,8 @@ struct ModelRelationship: Sendable {
     var deleteRule: DeleteRule
     /// The key path on the target that the declaration names as its inverse.
     var inverse: KeyPathKey?
+    /// The declared count bounds (nil: the defaults, none).
+    var minimumCount: Int?
+    var maximumCount: Int?
     var originalName: String?
 }

@@ -67,26 +67,42 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     var value: Value
     let deleteRule: DeleteRule
     let inverse: KeyPathKey?
+    let minimumCount: Int?
+    let maximumCount: Int?
     let originalName: String?
     var slot = -1
     static var isRelationship: Bool { true }
 
-    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
-    public init(wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
+    /// - Parameters:
+    ///   - minimumCount: the fewest targets a saved object must have (1 makes a to-one relationship required); a
+    ///     save that breaks it is refused with `TrellisError.Code.relationshipCount`.
+    ///   - maximumCount: the most targets a saved object may have (to-many only; nil: no limit).
+    ///   - originalName: the name the relationship had in the store's schema, when it was renamed.
+    public init(
+        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, minimumCount: Int? = nil,
+        maximumCount: Int? = nil, originalName: String? = nil
+    ) {
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = nil
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
         self.originalName = originalName
     }
 
-    /// - Parameter originalName: the name the relationship had in the store's schema, when it was renamed.
+    /// - Parameters:
+    ///   - minimumCount: the fewest targets a saved object must have (1 makes a to-one relationship required).
+    ///   - maximumCount: the most targets a saved object may have (to-many only; nil: no limit).
+    ///   - originalName: the name the relationship had in the store's schema, when it was renamed.
     public init<Inverse: RelationshipValue>(
-        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>,
-        originalName: String? = nil
+        wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, minimumCount: Int? = nil,
+        maximumCount: Int? = nil, inverse: KeyPath<Value.Target, Inverse>, originalName: String? = nil
     ) {
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = KeyPathKey(inverse)
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
         self.originalName = originalName
     }
 
@@ -133,7 +149,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
         .relationship(
             ModelRelationship(
                 name: name, target: Value.Target.self, isToMany: Value.isToMany, deleteRule: deleteRule,
-                inverse: inverse, originalName: originalName))
+                inverse: inverse, minimumCount: minimumCount, maximumCount: maximumCount, originalName: originalName))
     }
 
     var unmanagedValue: TrellisCore.Value? { nil }

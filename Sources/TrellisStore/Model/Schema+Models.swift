@@ -129,7 +129,7 @@ extension Schema {
                     RelationshipDescription(
                         r.name, to: metadata[try targetNumber(r, of: e)].entityName,
                         inverse: inverse[End(entity: e, index: i)]!, toMany: r.isToMany, deleteRule: r.deleteRule,
-                        originalName: r.originalName))
+                        minCount: r.minimumCount, maxCount: r.maximumCount, originalName: r.originalName))
             }
             // Declared relationships first, in declaration order; hidden inverses after them.
             entities[e].relationships.insert(contentsOf: described, at: 0)

@@ -121,8 +121,29 @@ public final class Store: Sendable, DurablePublisher {
     /// there) and the store turns read-only until reopened; later commits are refused.
     @discardableResult
     public func commit(_ transaction: consuming Transaction) throws -> Commit {
+        try commit(transaction, onConflict: .error)
+    }
+
+    /// Commits a transaction as `commit(_:)` does, choosing what an insert whose unique values another object already
+    /// holds does: `.error` refuses the commit, `.update` updates that object instead (an upsert; see
+    /// `UniqueConflictResolution`). The returned commit's `merged` maps each such inserted ID to the object's.
+    ///
+    /// ```swift
+    /// var tx = store.transaction()
+    /// try tx.insert("Tag", ["name": "home", "color": "red"])   // "home" exists: its color becomes red
+    /// let commit = try store.commit(tx, onConflict: .update)
+    /// ```
+    /// - Complexity: as `commit(_:)`, plus O(log n) per unique constraint of each insert with `.update`.
+    @discardableResult
+    public func commit(_ transaction: consuming Transaction, onConflict: UniqueConflictResolution) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
-        let (commit, durable): (Commit, Ticket?) = try writer.locked { head in
+        var transaction = transaction
+        var merged: [ObjectID: ObjectID] = [:]
+        let (resolved, durable): (Commit, Ticket?) = try writer.locked { head in
+            if onConflict == .update {
+                // Against the head, under the writer lock: no commit can take a key between the lookup and this one.
+                (transaction, merged) = transaction.mergingUniqueConflicts(on: head)
+            }
             // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
             // hold commits that are not durable yet, which no reader may see.
             if transaction.isEmpty {
@@ -150,7 +171,7 @@ public final class Store: Sendable, DurablePublisher {
         // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
         // queue, not on the caller's thread, where freeing them would add milliseconds to the save. The change set
         // counts too: one deleted object can cascade to a big one.
-        let changes = commit.changes
+        let changes = resolved.changes
         if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
             >= VersionReclaimer.disposedFrom
             || changes.inserts.count + changes.updates.count + changes.edits.count + changes.deletes.count
@@ -160,6 +181,8 @@ public final class Store: Sendable, DurablePublisher {
         }
         // Waiting outside the lock lets the next commit build on this one and share its sync.
         try durable?.wait()
+        var commit = resolved
+        commit.merged = merged
         return commit
     }
 

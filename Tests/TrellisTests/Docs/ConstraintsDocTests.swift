@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import Trellis
+
+/// The models of "Unique Conflicts and Relationship Bounds" (Trellis.docc/Constraints.md), verbatim.
+enum ConstraintsExample {
+    final class Tag: Model {
+        @Attribute(.unique) var name = ""
+        @Attribute var color = ""
+    }
+
+    final class Crew: Model {
+        @Attribute var name = ""
+        @Relationship(minimumCount: 1, maximumCount: 3, inverse: \Sailor.crew) var sailors: [Sailor]
+    }
+
+    final class Sailor: Model {
+        @Attribute var name = ""
+        @Relationship var crew: Crew?
+    }
+}
+
+extension ConstraintsExample {
+    /// The article's examples, run, and its claims checked.
+    @Suite struct ConstraintsDocTests {
+        @Test func refuseOrUpdate() throws {
+            let store = try Store(models: [Tag.self])
+            // swift-format-ignore
+            do {
+                let context = ModelContext(store)
+                let home = Tag()
+                (home.name, home.color) = ("home", "blue")
+                context.insert(home)
+                try context.save()
+
+                let again = Tag()
+                (again.name, again.color) = ("home", "red")
+                context.insert(again)
+                do {
+                    try context.save()                      // the default, .error: refused, nothing saved
+                } catch let error as TrellisError where error.code == .uniqueViolation {
+                    print(error.message)                    // Tag#2 breaks the unique constraint on Tag(name): Tag#1 already has ...
+                }
+                try context.save(onConflict: .update)       // an upsert: Tag#1's color is now "red"
+                assert(again.objectID == home.objectID)
+
+                #expect(home.color == "red" && again.objectID == home.objectID)
+                let stored = try ModelContext(store).fetch(FetchDescriptor<Tag>())
+                #expect(stored.map(\.color) == ["red"])
+            }
+        }
+
+        @Test func theTransactionChoiceAndTheMergedInserts() throws {
+            let store = try Store(models: [Tag.self])
+            let home = try store.write { tx in try tx.insert("Tag", ["name": "home", "color": "blue"]) }
+            // swift-format-ignore
+            do {
+                var tx = store.transaction()
+                let tag = try tx.insert("Tag", ["name": "home", "color": "green"])
+                let commit = try store.commit(tx, onConflict: .update)
+                let stored = commit.merged[tag] ?? tag      // the object that now has color "green"
+
+                #expect(stored == home && tag != home)
+                #expect(try store.snapshot.value(home, "color") == "green")
+                #expect(try store.snapshot.count("Tag") == 1)
+            }
+        }
+
+        @Test func aBrokenBoundNamesTheObjectRelationshipCountAndBounds() throws {
+            let store = try Store(models: [Crew.self, Sailor.self])
+            let context = ModelContext(store)
+            let crew = Crew()
+            context.insert(crew)
+            for i in 0..<4 {
+                let sailor = Sailor()
+                sailor.name = "s\(i)"
+                context.insert(sailor)
+                crew.sailors.append(sailor)
+            }
+            let error = #expect(throws: TrellisError.self) { try context.save() }
+            #expect(error?.code == .relationshipCount)
+            #expect(error?.message == "Crew#1 would have 4 target(s) in 'sailors'; it must have 1...3")
+            #expect(context.hasChanges)
+            crew.sailors = []
+            let none = #expect(throws: TrellisError.self) { try context.save() }
+            #expect(none?.message == "Crew#1 would have 0 target(s) in 'sailors'; it must have 1...3")
+        }
+    }
+}
