@@ -6,7 +6,8 @@
 # one module per catalog, so the umbrella's graph is extracted from the built modules with the layers allowed as
 # re-exported modules: every public symbol then belongs to `Trellis` (`Trellis.symbols.json`, and
 # `Trellis@Swift`/`Trellis@FoundationEssentials` for extensions of standard types). Extracting reads the modules of a
-# debug build (`swift build`, which `.ci/run` has done before), so it takes seconds and changes no build flags.
+# build (`swift build`, or the release test build `.ci/run` has done before), so it takes seconds and changes no
+# build flags.
 # Usage: .ci/build-docs.sh [OUTPUT-DIR]   (the archive is kept there; by default a temporary directory is removed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +16,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 out="${1:-$work/Trellis.doccarchive}"
 
-bin="$(swift build --show-bin-path)"
+# TRELLIS_DOCS_CONFIGURATION=release reads the modules of a release build instead (what `.ci/run` builds).
+configuration="${TRELLIS_DOCS_CONFIGURATION:-debug}"
+bin="$(swift build -c "$configuration" --show-bin-path)"
 if [ ! -f "$bin/Modules/TrellisStore.swiftmodule" ] && [ ! -f "$bin/TrellisStore.swiftmodule" ]; then
-    swift build --target Trellis
+    swift build -c "$configuration" --target Trellis
 fi
 modules="$bin/Modules"
 [ -d "$modules" ] || modules="$bin"
