@@ -251,6 +251,9 @@ def main(argv):
         p += varint(len(updates)) + b"".join(updates)
         p += varint(0)
         p += varint(len(deletes)) + b"".join(deletes)
+        # From version 7 a record ends with its author: u8 1 for none (§ Change-set payload).
+        if FRAME_VERSION >= 7:
+            p += b"\x01"
         return p
 
     # --- 6: memory and time -----------------------------------------------------------------------------------
