@@ -96,13 +96,14 @@ extension JournalFollower {
                     guard segment.schema.fingerprint == graph.schema.fingerprint else {
                         throw TrellisError(.corrupt, "\(context): written with another schema than the store's")
                     }
-                    let changes = try ChangeSetCodec.decode(payload, schema: graph.schema, context: context)
+                    let (changes, author) = try ChangeSetCodec.decodeRecord(
+                        payload, schema: graph.schema, context: context, version: segment.version)
                     if initial {
                         try graph.apply(changes, sequence: sequence)
                     } else {
                         // The version published before stays as it is: readers may hold it.
                         graph = try graph.applying(changes, sequence: sequence)
-                        commits.append(Commit(sequence: sequence, changes: changes, snapshot: graph))
+                        commits.append(Commit(sequence: sequence, changes: changes, snapshot: graph, author: author))
                     }
                 }
                 segment.offset += frame.header.frameSize
