@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Uses Trellis as an app would: a package outside the repository that depends on it by path, with a model whose
 # defaults are Date() and UUID(), run twice on one store (two processes), then again with the next version of its
-# model (a renamed attribute, a new one with a default, a new index), which migrates the store on open.
+# model (a renamed attribute, a new one with a default, a new index), which migrates the store on open; a fourth
+# launch reads the history after the token the third one stored, as a sync consumer would.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -51,6 +52,29 @@ if arguments.count > 3, arguments[3] == "next" {
         print("note \(n.uid) \(n.body) pinned=\(n.pinned)")
     }
     print("migrations \(store.schema.history.count)")
+    // A sync consumer's token, stored with the app's own state for the next launch.
+    try JSONEncoder().encode(try store.currentHistoryToken()).write(to: URL(fileURLWithPath: arguments[4]))
+    try store.close()
+} else if arguments.count > 3, arguments[3] == "sync" {
+    let store = try Store(directory: directory, models: [Next.Note.self])
+    let context = ModelContext(store)
+    context.transactionAuthor = "sync"
+    let note = Next.Note()
+    note.body = arguments[2]
+    context.insert(note)
+    try context.save()
+    let first = try context.fetch(FetchDescriptor<Next.Note>(sortBy: [SortDescriptor(\.created)]))[0]
+    first.body += "!"
+    try context.save()
+    // The previous launch's token: exactly this launch's two commits follow it.
+    let token = try JSONDecoder().decode(HistoryToken.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[4])))
+    for transaction in try store.history(since: token) {
+        for change in transaction.changes(of: Next.Note.self) {
+            let old = change.oldValue(\Next.Note.body) ?? "-"
+            let new = change.newValue(\Next.Note.body) ?? "-"
+            print("history \(transaction.author ?? "-") \(change.kind) \(old) \(new)")
+        }
+    }
     try store.close()
 } else {
     let store = try Store(directory: directory, models: [Note.self])
@@ -77,8 +101,9 @@ app=$(swift build --show-bin-path)/NotesApp
 store="$work/store"
 first=$("$app" "$store" one)
 second=$("$app" "$store" two)
-third=$("$app" "$store" three next)
-echo "$first"; echo "$second"; echo "$third"
+third=$("$app" "$store" three next "$work/token.json")
+fourth=$("$app" "$store" four sync "$work/token.json")
+echo "$first"; echo "$second"; echo "$third"; echo "$fourth"
 uid=$(echo "$first" | awk '{print $2}')
 # The second launch opens the first one's store (new Date() and UUID() defaults) and sees its note unchanged.
 [ "$(echo "$second" | grep -c '^note ')" -eq 2 ] || { echo "second launch: expected 2 notes"; exit 1; }
@@ -89,4 +114,8 @@ echo "$second" | grep -q "^recovered rewritten=0 damaged=0 warnings=0$" || { ech
 [ "$(echo "$third" | grep -c '^note ')" -eq 3 ] || { echo "next version: expected 3 notes"; exit 1; }
 echo "$third" | grep -q "^note $uid one pinned=false$" || { echo "next version lost the first note"; exit 1; }
 echo "$third" | grep -q "^migrations 1$" || { echo "next version: expected one migration"; exit 1; }
+# The fourth launch continues from the third one's stored token: its own insert, then its update with old and new
+# values, both by its author, and nothing from before the token.
+expected=$'history sync insert - four\nhistory sync update one one!'
+[ "$(echo "$fourth" | grep '^history ')" = "$expected" ] || { echo "fourth launch: history after the stored token is wrong"; exit 1; }
 echo "outside app: ok"
