@@ -89,12 +89,19 @@ let package = Package(
             ],
             path: "Tests/TrellisTests",
             exclude: ["Crash/README.md", "Fixtures"],
-            swiftSettings: [.define("TRELLIS_COUNT_NODES", .when(configuration: .debug))]
+            // The tests' own code is orchestration and checks; the library it calls is optimised in a release build,
+            // and an optimised whole-module build of this target was the longest serial step of CI's release build.
+            swiftSettings: [
+                .define("TRELLIS_COUNT_NODES", .when(configuration: .debug)),
+                .unsafeFlags(["-Onone"], .when(configuration: .release)),
+            ]
         ),
         .testTarget(
             name: "TrellisToolTests",
             dependencies: ["Trellis"],
-            path: "Tests/TrellisToolTests"
+            path: "Tests/TrellisToolTests",
+            // As TrellisTests: the tool it runs is optimised; its own code needs no optimiser.
+            swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),
     ],
     swiftLanguageModes: [.v6]
