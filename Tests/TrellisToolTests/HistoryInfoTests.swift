@@ -33,4 +33,41 @@ import Trellis
         #expect(history["acknowledged"] as? [String: Int] == ["sync": 2])
         #expect(history["storeID"] as? String == id.uuidString)
     }
+
+    /// The commit's author (`Transaction.author`, a context's `transactionAuthor`) shows in `dump` and `history`, as
+    /// text and as JSON; a commit without one shows none (`null`).
+    @Test func dumpAndHistoryShowEachCommitsAuthor() throws {
+        let directory = Fixture.newDirectory()
+        defer { Fixture.cleanUp(directory) }
+        let schema = try Schema([EntityDescription("Item", attributes: [AttributeDescription("n", .int)])])
+        let store = try Store(directory: directory, schema: schema, options: StoreOptions(compaction: .manual))
+        let id = try store.write { tx in
+            tx.author = "importer"
+            return try tx.insert("Item", ["n": .int(1)])
+        }
+        try store.write { tx in try tx.set(id, "n", .int(2)) }
+        try store.close()
+
+        let dump = try Tool.run(["dump", directory.path])
+        #expect(dump.status == 0, "\(dump)")
+        let headings = dump.stdout.split(separator: "\n").filter { $0.hasPrefix("#") }
+        #expect(headings.count == 2, "\(dump.stdout)")
+        #expect(headings.first?.hasSuffix("  by \"importer\"") == true, "\(dump.stdout)")
+        #expect(headings.last?.contains(" by ") == false, "\(dump.stdout)")
+        let records = try #require(
+            try Tool.run(["dump", directory.path, "--json"]).json()["records"] as? [[String: Any]])
+        #expect(records.map { $0["author"] as? String } == ["importer", nil])
+        #expect(records.last?["author"] is NSNull)
+
+        let history = try Tool.run(["history", directory.path, "Item#1"])
+        #expect(history.status == 0, "\(history)")
+        let lines = history.stdout.split(separator: "\n").filter { $0.hasPrefix("  #") }
+        #expect(lines.count == 2, "\(history.stdout)")
+        #expect(lines.first?.contains("  by \"importer\"  insert  ") == true, "\(history.stdout)")
+        #expect(
+            lines.last?.contains(" by ") == false && lines.last?.contains("  update  ") == true, "\(history.stdout)")
+        let changes = try #require(
+            try Tool.run(["history", directory.path, "Item#1", "--json"]).json()["changes"] as? [[String: Any]])
+        #expect(changes.map { $0["author"] as? String } == ["importer", nil])
+    }
 }

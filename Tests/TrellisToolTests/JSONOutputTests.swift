@@ -88,8 +88,8 @@ import Trellis
         #expect(records.map { $0["sequence"] as? Int } == Array(1...8))
         #expect(
             keys(records[0]) == [
-                "sequence", "time", "file", "offset", "storedBytes", "uncompressedBytes", "compressed", "inserts",
-                "updates", "links", "deletes", "migration",
+                "sequence", "time", "author", "file", "offset", "storedBytes", "uncompressedBytes", "compressed",
+                "inserts", "updates", "links", "deletes", "migration",
             ])
         #expect(records[0]["migration"] is NSNull)
         let insert = try #require((records[1]["inserts"] as? [[String: Any]])?.first)

@@ -269,9 +269,10 @@ import Trellis
         let m = changes[2]
         #expect(
             Set(m.keys) == [
-                "sequence", "time", "kind", "fromFingerprint", "toFingerprint", "fromVersion", "toVersion", "steps",
-                "objectBefore", "objectAfter",
+                "sequence", "time", "author", "kind", "fromFingerprint", "toFingerprint", "fromVersion", "toVersion",
+                "steps", "objectBefore", "objectAfter",
             ])
+        #expect(m["author"] is NSNull, "a migration has no author")
         #expect(m["sequence"] as? Int == 7)
         #expect(m["objectBefore"] as? String == "Note#1")
         #expect(m["objectAfter"] as? String == "Note#1")

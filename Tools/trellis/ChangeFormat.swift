@@ -34,8 +34,9 @@ struct ChangeFormat {
     /// `#12  2026-…Z  segment-….trj@4096  212 B stored, 530 B raw`
     func heading(_ record: JournalRecord) -> String {
         let raw = record.isCompressed ? ", \(ValueFormat.bytes(record.uncompressedBytes)) raw" : ", not compressed"
+        let author = record.author.map { "  by \(ValueFormat.text(.string($0)))" } ?? ""
         return "#\(record.sequence)  \(ValueFormat.timestamp(record.time))  \(record.file)@\(record.offset)  "
-            + "\(ValueFormat.bytes(record.storedBytes)) stored\(raw)"
+            + "\(ValueFormat.bytes(record.storedBytes)) stored\(raw)\(author)"
     }
 
     /// One table row per change: operation, object, details.
@@ -103,6 +104,7 @@ struct ChangeFormat {
         .object([
             ("sequence", .int(record.sequence)),
             ("time", .string(ValueFormat.timestamp(record.time))),
+            ("author", record.author.map { .string($0) } ?? .null),
             ("file", .string(record.file)),
             ("offset", .int(record.offset)),
             ("storedBytes", .int(record.storedBytes)),

@@ -9,7 +9,7 @@ struct HistoryCommand: Command {
         usage: trellis history STORE OBJECT-ID [--json]
 
         Prints every change of one object (written Entity#serial, e.g. Item#42) that the journal holds, oldest
-        first: its insert with every value, each update (old → new), each link and unlink seen from the object's
+        first, each with the author its commit was saved by (when it has one): its insert with every value, each update (old → new), each link and unlink seen from the object's
         side (a link made from the other end shows under this object's inverse relationship), and its delete.
         Changes older than the store's checkpoint were compacted away; the object's state in the checkpoint is
         shown instead. Each change is named in the schema it was written with; a schema migration shows as one
@@ -82,7 +82,8 @@ struct HistoryCommand: Command {
                             .object(
                                 [
                                     ("sequence", .int(e.record.sequence)),
-                                    ("time", .string(ValueFormat.timestamp(e.record.time))), ("kind", .string(e.kind)),
+                                    ("time", .string(ValueFormat.timestamp(e.record.time))),
+                                    ("author", e.record.author.map { .string($0) } ?? .null), ("kind", .string(e.kind)),
                                 ] + e.json)
                         })
                 ),
@@ -98,7 +99,9 @@ struct HistoryCommand: Command {
                 console.line("  at checkpoint (sequence \(checkpointSequence)): \(state)")
             }
             for e in entries {
-                console.line("  #\(e.record.sequence)  \(ValueFormat.timestamp(e.record.time))  \(e.kind)  \(e.text)")
+                let author = e.record.author.map { "  by \(ValueFormat.text(.string($0)))" } ?? ""
+                console.line(
+                    "  #\(e.record.sequence)  \(ValueFormat.timestamp(e.record.time))\(author)  \(e.kind)  \(e.text)")
             }
             if entries.isEmpty { console.line("  no changes in the journal") }
             for p in problems { console.message("damage: \(p)") }
