@@ -1693,7 +1693,9 @@ def dump_text(store_path, report):
                              ("toVersion", json_quote(last_stage["to_version"])
                               if last_stage["to_version"] is not None else "null"),
                              ("steps", arr(json_quote(s) for s in m["steps"]))])
+        author = cs.get("author")
         item = obj([("sequence", str(f.sequence)), ("time", json_quote(record_time_text(f.time))),
+                    ("author", json_quote(author) if author is not None else "null"),
                     ("file", json_quote(rec["file"])), ("offset", str(f.offset)),
                     ("storedBytes", str(len(f.stored))), ("uncompressedBytes", str(f.raw_len)),
                     ("compressed", "true" if f.codec == 1 else "false"), ("inserts", arr(inserts)),
