@@ -57,6 +57,13 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
+        // The NATS and JetStream client (POSIX sockets), for the replication layer to come: only that layer may import
+        // it, and the umbrella does not export it yet.
+        .target(
+            name: "TrellisNATS",
+            dependencies: ["TrellisCore"],
+            path: "Sources/TrellisNATS"
+        ),
         // Test support, not product: the simulated file layer (the crash suite's F harness). No product and no library
         // layer depends on it (`.ci/check-layers.py` keeps it so); the tests and the fuzzer do.
         .target(
@@ -90,6 +97,11 @@ let package = Package(
             path: "Tests/TrellisTests",
             exclude: ["Crash/README.md", "Fixtures"],
             swiftSettings: [.define("TRELLIS_COUNT_NODES", .when(configuration: .debug))]
+        ),
+        .testTarget(
+            name: "TrellisNATSTests",
+            dependencies: ["TrellisNATS"],
+            path: "Tests/TrellisNATSTests"
         ),
         .testTarget(
             name: "TrellisToolTests",
