@@ -104,8 +104,11 @@ extension NATSConnection {
         readerDone.signal()
     }
 
-    /// Reads and handles operations until the connection ends; returns why it ended.
+    /// Reads and handles operations until the connection ends; returns why it ended. A connection silent for
+    /// `pingInterval` gets a PING; silent through `maxPingsOutstanding` of them, it is taken for dead (a server that
+    /// hangs, or a peer gone without closing the connection) and dropped.
     private func serve(_ socket: Socket, _ parser: inout ProtocolParser, _ chunk: inout [UInt8]) -> NATSError {
+        var unanswered = 0
         while true {
             do {
                 while let operation = try parser.next() { handle(operation) }
@@ -115,8 +118,26 @@ extension NATSConnection {
             } catch {
                 return NATSError(.protocolError, "\(error)")
             }
+            if !socket.waitReadable(options.pingInterval) {
+                if unanswered >= options.maxPingsOutstanding {
+                    socket.shutDown()
+                    return NATSError(
+                        .connectionLost,
+                        "the server sent nothing through \(unanswered) pings, \(options.pingInterval) apart: stale connection"
+                    )
+                }
+                unanswered += 1
+                let sent = state.locked { state -> Bool in
+                    guard state.status == .connected else { return false }
+                    state.pongWaiters.append(nil)
+                    return true
+                }
+                if sent { try? write(Array("PING\r\n".utf8)) }
+                continue
+            }
             let count = socket.receive(into: &chunk)
             if count == 0 { return NATSError(.connectionLost, "the server closed the connection") }
+            unanswered = 0
             parser.append(chunk[0..<count])
         }
     }
@@ -126,7 +147,9 @@ extension NATSConnection {
         case .ping:
             try? write(Array("PONG\r\n".utf8))
         case .pong:
-            let waiter = state.locked { $0.pongWaiters.isEmpty ? nil : $0.pongWaiters.removeFirst() }
+            let waiter = state.locked { state -> Waiter? in
+                state.pongWaiters.isEmpty ? nil : state.pongWaiters.removeFirst()
+            }
             waiter?.resolve(.success(nil))
         case .ok:
             break

@@ -42,7 +42,8 @@ public final class NATSConnection: Sendable {
         var info: NATSServerInfo
         var subscriptions: [UInt64: NATSSubscription] = [:]
         var nextSid: UInt64 = 1
-        var pongWaiters: [Waiter] = []
+        /// One entry per PING sent, in order (PONGs answer them in order): a flush's waiter, or nil for a keepalive.
+        var pongWaiters: [Waiter?] = []
         var requests: [UInt64: Waiter] = [:]
         var requestSid: UInt64?
         var nextRequest: UInt64 = 1
@@ -65,7 +66,7 @@ public final class NATSConnection: Sendable {
                 pongWaiters = []
                 requests = [:]
             }
-            return pongWaiters + requests.values
+            return pongWaiters.compactMap { $0 } + requests.values
         }
     }
 

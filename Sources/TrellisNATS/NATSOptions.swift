@@ -20,6 +20,11 @@ public struct NATSOptions: Sendable {
     public var maxReconnectWait: Duration = .seconds(2)
     /// Attempts before giving up and closing; nil retries until `close()`.
     public var maxReconnectAttempts: Int? = nil
+    /// How long the connection may be silent before the client sends a PING to check the server is there.
+    public var pingInterval: Duration = .seconds(30)
+    /// PINGs left unanswered (nothing at all read from the server meanwhile) before the connection is taken for dead
+    /// and dropped, which starts a reconnect.
+    public var maxPingsOutstanding = 2
     /// Messages a subscription holds unread before it drops newer ones (`NATSSubscription.droppedCount`).
     public var subscriptionLimit = 65_536
     /// Called on the client's reader thread after each change of status; it must not block.

@@ -65,7 +65,18 @@ final class NATSServerFixture: Sendable {
         self.process.locked { $0 = process }
     }
 
-    /// Stops the server (SIGTERM) and waits for it to exit, within ten seconds.
+    /// Freezes the server (SIGSTOP): its connections stay open but nothing answers, as when a server hangs or a peer
+    /// vanishes without closing the connection.
+    func freeze() {
+        if let process = process.locked({ $0 }) { kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    /// Lets a frozen server run again (SIGCONT).
+    func thaw() {
+        if let process = process.locked({ $0 }) { kill(process.processIdentifier, SIGCONT) }
+    }
+
+    /// Stops the server (SIGTERM, after SIGCONT in case it is frozen) and waits for it to exit, within ten seconds.
     func stop() throws {
         guard
             let process = process.locked({ process in
@@ -76,6 +87,7 @@ final class NATSServerFixture: Sendable {
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         if process.isRunning {
+            kill(process.processIdentifier, SIGCONT)
             process.terminate()
             if exited.wait(timeout: .now() + .seconds(10)) == .timedOut {
                 kill(process.processIdentifier, SIGKILL)

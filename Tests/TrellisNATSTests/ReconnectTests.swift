@@ -85,6 +85,49 @@ import TrellisNATS
         #expect(try events.next(timeout: .seconds(10))?.payload == Array("after restart".utf8))
     }
 
+    @Test func aServerThatStopsAnsweringIsDetectedByPingsAndTheClientReconnectsWhenItWakes() throws {
+        let server = try NATSServerFixture()
+        defer { server.tearDown() }
+        var options = NATSOptions(port: server.port)
+        options.pingInterval = .milliseconds(250)
+        options.maxPingsOutstanding = 2
+        options.connectTimeout = .milliseconds(500)
+        options.reconnectWait = .milliseconds(20)
+        options.maxReconnectWait = .milliseconds(200)
+        let connection = try NATSConnection(options)
+        defer { connection.close() }
+        let hanging = try connection.subscribe("hang")
+        try connection.flush()
+        #expect(connection.reconnectCount == 0)
+
+        let outcome = Mutex<Result<NATSMessage, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let requester = Thread {
+            let result = Result { try connection.request("hang", payload: [7], timeout: .seconds(120)) }
+            outcome.locked { $0 = result }
+            finished.signal()
+        }
+        requester.start()
+        #expect(try hanging.next(timeout: .seconds(10))?.payload == [7])
+        server.freeze()
+        // The connection stays open but silent: the client gives up on it after its pings, failing the request.
+        #expect(finished.wait(timeout: .now() + .seconds(20)) == .success, "the request hung on a frozen server")
+        if case .failure(let error) = try #require(outcome.locked { $0 }) {
+            #expect((error as? NATSError)?.code == .connectionLost, "\(error)")
+        } else {
+            Issue.record("the request to a frozen server succeeded")
+        }
+        #expect(connection.waitForStatus(.disconnected, timeout: .seconds(10)))
+        #expect(connection.lastError?.code == .connectionLost || connection.lastError?.code == .connectionFailed)
+        server.thaw()
+        #expect(
+            connection.waitForStatus(.connected, timeout: .seconds(20)), "\(String(describing: connection.lastError))")
+        #expect(connection.reconnectCount == 1)
+        let echo = try connection.subscribe("echo")
+        try connection.publish("echo", payload: [1, 2])
+        #expect(try echo.next(timeout: .seconds(10))?.payload == [1, 2])
+    }
+
     @Test func aClientThatRunsOutOfAttemptsCloses() throws {
         let server = try NATSServerFixture()
         defer { server.tearDown() }
