@@ -57,7 +57,12 @@ public struct JetStream: Sendable {
     public func publish(
         _ subject: String, payload: [UInt8], options: PublishOptions = PublishOptions()
     ) throws -> PubAck {
-        let reply = try connection.request(subject, payload: payload, headers: options.allHeaders(), timeout: timeout)
+        let reply: NATSMessage
+        do {
+            reply = try connection.request(subject, payload: payload, headers: options.allHeaders(), timeout: timeout)
+        } catch let error as NATSError where error.code == .noResponders {
+            throw NATSError(.noResponders, "no stream captures \(subject) (or JetStream is not enabled)")
+        }
         if reply.payload.isEmpty, let status = reply.status {
             throw NATSError(
                 .jetStreamAPI, "publish to \(subject): status \(status) \(reply.headers?.statusDescription ?? "")")

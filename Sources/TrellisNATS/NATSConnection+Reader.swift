@@ -11,7 +11,8 @@ extension NATSConnection {
     /// Connects a socket and runs the handshake: reads INFO, sends CONNECT and PING, waits for PONG (or `-ERR`).
     /// Returns the parser holding whatever the server sent after its PONG.
     static func handshake(_ options: NATSOptions) throws -> (Socket, NATSServerInfo, ProtocolParser) {
-        let socket = try Socket.connect(host: options.host, port: options.port, timeout: options.connectTimeout)
+        let socket = try Socket.connect(
+            host: options.host, port: options.port, timeout: options.connectTimeout, writeTimeout: options.writeTimeout)
         do {
             let deadline = ContinuousClock.now + options.connectTimeout
             var parser = ProtocolParser(maxMessageBytes: 64 * 1024)

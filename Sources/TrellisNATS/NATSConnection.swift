@@ -79,9 +79,12 @@ public final class NATSConnection: Sendable {
         self.state = Mutex(State(info: info))
         self.writer = Mutex(socket)
         let thread = Thread { [self] in readLoop(socket, parser) }
-        thread.name = "trellis-nats-reader"
+        thread.name = readerName
         thread.start()
     }
+
+    /// The reader thread's name, unique to the connection, so that `close()` knows when its caller is that thread.
+    var readerName: String { "trellis-nats-reader " + inboxPrefix }
 
     /// The current status.
     public var status: Status { state.locked { $0.status } }
@@ -247,15 +250,23 @@ public final class NATSConnection: Sendable {
         for waiter in waiters { waiter.resolve(.failure(error)) }
         for subscription in subscriptions { subscription.end(error) }
         options.statusHandler?(.closed)
-        _ = readerDone.wait(timeout: .now() + .seconds(5))
+        // From the reader thread itself (a status handler that closes), there is nothing to wait for: it stops on return.
+        if Thread.current.name != readerName { _ = readerDone.wait(timeout: .now() + .seconds(5)) }
     }
 
     // MARK: Writing
 
+    /// Writes `bytes` whole. A write that fails or times out (`writeTimeout`) may have left part of an operation on
+    /// the wire, so the connection is shut down: the reader thread sees it end and reconnects.
     func write(_ bytes: [UInt8]) throws {
         let sent = try writer.locked { socket in
             guard let socket else { return false }
-            try socket.send(bytes)
+            do {
+                try socket.send(bytes)
+            } catch {
+                socket.shutDown()
+                throw error
+            }
             return true
         }
         if !sent {

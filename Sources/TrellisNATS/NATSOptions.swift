@@ -14,6 +14,8 @@ public struct NATSOptions: Sendable {
     public var name: String = "trellis"
     /// How long a connection attempt (TCP connect and the INFO/CONNECT/PING handshake) may take.
     public var connectTimeout: Duration = .seconds(2)
+    /// How long a write may wait for the server to take bytes before the connection is taken for dead.
+    public var writeTimeout: Duration = .seconds(10)
     /// The first pause before reconnecting; each failed attempt doubles it up to `maxReconnectWait`.
     public var reconnectWait: Duration = .milliseconds(50)
     /// The cap of the reconnect pause.

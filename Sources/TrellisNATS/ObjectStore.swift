@@ -52,7 +52,8 @@ public struct ObjectStore: Sendable {
     public func put(_ name: String, data: [UInt8], chunkSize: Int = 128 * 1024) throws -> ObjectInfo {
         precondition(chunkSize > 0, "chunks hold at least one byte")
         let earlier = try existingInfo(name)
-        let size = min(chunkSize, jetStream.connection.serverInfo.maxPayload)
+        // Room for the publish's headers under max_payload.
+        let size = max(1, min(chunkSize, jetStream.connection.serverInfo.maxPayload - 1024))
         let nuid = NUID.next()
         let chunkSubject = "$O.\(bucket).C.\(nuid)"
         var hash = SHA256()

@@ -10,7 +10,8 @@ struct Socket: Sendable {
     let descriptor: Int32
 
     /// Connects to `host:port` (a name or an address), trying each address the resolver gives, each within `timeout`.
-    static func connect(host: String, port: Int, timeout: Duration) throws -> Socket {
+    /// A send blocked for `writeTimeout` (a server that stopped reading) fails instead of blocking for ever.
+    static func connect(host: String, port: Int, timeout: Duration, writeTimeout: Duration) throws -> Socket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
@@ -42,6 +43,9 @@ struct Socket: Sendable {
             }
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let (seconds, attoseconds) = writeTimeout.components
+            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             return Socket(descriptor: descriptor)
         }
         throw NATSError(.connectionFailed, "cannot connect to \(host):\(port): \(lastError)")
@@ -76,6 +80,10 @@ struct Socket: Sendable {
                     descriptor, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
                 if count < 0 {
                     if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK {
+                        throw NATSError(
+                            .connectionLost, "the server took nothing for the write timeout: stale connection")
+                    }
                     throw NATSError(.connectionLost, "write failed: \(Socket.errorText())")
                 }
                 written += count

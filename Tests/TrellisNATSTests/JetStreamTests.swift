@@ -41,6 +41,10 @@ import TrellisNATS
         } throws: { ($0 as? NATSError)?.code == .streamNameInUse }
         _ = try setup.jetStream.publish("trellis.s.rec", payload: Self.frame(1))
         #expect(try setup.jetStream.streamInfo("RECORDS").state.messages == 1)
+        // A subject no stream captures has no responder: the publish says so at once.
+        #expect { _ = try setup.jetStream.publish("trellis.nowhere", payload: [1]) } throws: {
+            ($0 as? NATSError)?.code == .noResponders
+        }
         try setup.jetStream.deleteStream("RECORDS")
         #expect { _ = try setup.jetStream.streamInfo("RECORDS") } throws: {
             let error = $0 as? NATSError

@@ -40,6 +40,11 @@ import Testing
         #expect(try bucket.get("checkpoint-000042") == smaller)
         #expect(try jetStream.streamInfo("OBJ_checkpoints").state.messages == 4)
         #expect { _ = try bucket.get("absent") } throws: { ($0 as? NATSError)?.code == .objectNotFound }
+        // A chunk size over max_payload is cut down to fit under it, headers included.
+        let large = try bucket.put("large-chunks", data: data, chunkSize: 8 * 1024 * 1024)
+        let fitting = connection.serverInfo.maxPayload - 1024
+        #expect(large.chunks == (data.count + fitting - 1) / fitting)
+        #expect(try bucket.get("large-chunks") == data)
         // An empty object has no chunks.
         try bucket.put("empty", data: [])
         #expect(try bucket.get("empty") == [])

@@ -128,6 +128,36 @@ import TrellisNATS
         #expect(try echo.next(timeout: .seconds(10))?.payload == [1, 2])
     }
 
+    @Test func aPublishToAServerThatStopsReadingFailsWithinTheWriteTimeout() throws {
+        let server = try NATSServerFixture()
+        defer { server.tearDown() }
+        var options = NATSOptions(port: server.port)
+        options.pingInterval = .seconds(600)
+        options.writeTimeout = .milliseconds(300)
+        let connection = try NATSConnection(options)
+        defer { connection.close() }
+        try connection.flush()
+        server.freeze()
+        // The kernel's buffers take a few megabytes; then a write blocks, and fails after the write timeout.
+        let payload = [UInt8](repeating: 0x5A, count: connection.serverInfo.maxPayload - 64)
+        var failure: NATSError?
+        for _ in 0..<1000 {
+            do {
+                try connection.publish("sink", payload: payload)
+            } catch let error as NATSError {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure, "1,000 MiB were taken by a frozen server")
+        #expect(error.code == .connectionLost, "\(error)")
+        #expect(connection.waitForStatus(.disconnected, timeout: .seconds(10)))
+        server.thaw()
+        #expect(
+            connection.waitForStatus(.connected, timeout: .seconds(20)), "\(String(describing: connection.lastError))")
+        try connection.flush()
+    }
+
     @Test func aClientThatRunsOutOfAttemptsCloses() throws {
         let server = try NATSServerFixture()
         defer { server.tearDown() }
