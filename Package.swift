@@ -57,6 +57,13 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
+        // The NATS and JetStream client (POSIX sockets), for the replication layer to come: only that layer may import
+        // it, and the umbrella does not export it yet.
+        .target(
+            name: "TrellisNATS",
+            dependencies: ["TrellisCore"],
+            path: "Sources/TrellisNATS"
+        ),
         // Test support, not product: the simulated file layer (the crash suite's F harness). No product and no library
         // layer depends on it (`.ci/check-layers.py` keeps it so); the tests and the fuzzer do.
         .target(
@@ -95,6 +102,11 @@ let package = Package(
                 .define("TRELLIS_COUNT_NODES", .when(configuration: .debug)),
                 .unsafeFlags(["-Onone"], .when(configuration: .release)),
             ]
+        ),
+        .testTarget(
+            name: "TrellisNATSTests",
+            dependencies: ["TrellisNATS"],
+            path: "Tests/TrellisNATSTests"
         ),
         .testTarget(
             name: "TrellisToolTests",

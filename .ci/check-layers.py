@@ -5,8 +5,10 @@ The layers, lowest first, are the library targets of Package.swift; each may imp
 LAYERS (and anything outside the package: Foundation, Synchronization, the system libraries). The umbrella `Trellis`
 re-exports them all and nothing imports it. Above them sits TEST_SUPPORT (the simulated file layer): it may import any
 layer, but no layer imports it, and no product's target (nor any target a product is built from) depends on it or
-imports it; only the test targets, the fuzzer and `trellis-crashtest` may. A target of Package.swift that is missing
-here fails the check too, so a new target has to be given its place.
+imports it; only the test targets, the fuzzer and `trellis-crashtest` may. Beside the chain sit SIDE_LAYERS (the NATS
+client): each may import only the layers it names, and no library or executable target imports it except those it names
+as its importers (test targets may). A target of Package.swift that is missing here fails the check too, so a new target
+has to be given its place.
 """
 
 import pathlib
@@ -19,6 +21,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS = ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "Trellis"]
 # Non-product targets above every layer.
 TEST_SUPPORT = ["TrellisTestSupport"]
+# Library targets beside the chain: the package targets each may import, and the only targets that may import it (the
+# replication layer, when it is built; the umbrella does not export the NATS client yet).
+SIDE_LAYERS = {
+    "TrellisNATS": {"imports": ["TrellisCore"], "importers": ["TrellisReplication"]},
+}
 
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)")
 TARGET = re.compile(r'\.(target|executableTarget|testTarget)\(\s*name:\s*"([^"]+)"(.*?)\bpath:\s*"([^"]+)"', re.S)
@@ -61,9 +68,9 @@ def main() -> int:
     all_targets = targets(manifest)
     libraries = [name for name, (kind, _, _) in all_targets.items() if kind == "target"]
     for name in libraries:
-        if name not in LAYERS + TEST_SUPPORT:
+        if name not in LAYERS + TEST_SUPPORT + list(SIDE_LAYERS):
             problems.append(f"Package.swift: library target {name} has no place in .ci/check-layers.py's LAYERS")
-    for name in LAYERS + TEST_SUPPORT:
+    for name in LAYERS + TEST_SUPPORT + list(SIDE_LAYERS):
         if name not in libraries:
             problems.append(f".ci/check-layers.py: {name} is not a library target of Package.swift")
     rank = {name: i for i, name in enumerate(LAYERS + TEST_SUPPORT)}
@@ -75,6 +82,24 @@ def main() -> int:
                 if imported in rank and rank[imported] >= rank[name]:
                     where = path.relative_to(ROOT)
                     problems.append(f"{where}:{number}: {name} imports {imported}, which is not below it")
+    package_targets = set(all_targets)
+    for side, rule in SIDE_LAYERS.items():
+        for path in sorted((ROOT / "Sources" / side).rglob("*.swift")):
+            checked += 1
+            for number, imported in imports(path):
+                if imported in package_targets and imported not in rule["imports"]:
+                    where = path.relative_to(ROOT)
+                    problems.append(f"{where}:{number}: {side} imports {imported}; it may import only {rule['imports']}")
+        for name, (kind, dependencies, directory) in sorted(all_targets.items()):
+            if kind == "testTarget" or name == side or name in rule["importers"]:
+                continue
+            if side in dependencies:
+                problems.append(f"Package.swift: {name} depends on {side}, which only {rule['importers']} may use")
+            for path in sorted((ROOT / directory).rglob("*.swift")) if directory else []:
+                for number, imported in imports(path):
+                    if imported == side:
+                        where = path.relative_to(ROOT)
+                        problems.append(f"{where}:{number}: {name} imports {side}, which only {rule['importers']} may")
     ships = shipped(all_targets, manifest)
     for name in sorted(ships):
         if name in TEST_SUPPORT:
@@ -94,7 +119,8 @@ def main() -> int:
     if problems:
         return 1
     print(
-        f"layers: {' < '.join(LAYERS)} < test support ({', '.join(TEST_SUPPORT)}); {checked} files, no import "
+        f"layers: {' < '.join(LAYERS)} < test support ({', '.join(TEST_SUPPORT)}); beside them "
+        f"{', '.join(SIDE_LAYERS)}; {checked} files, no import "
         f"upward; nothing of the {len(ships)} shipped targets uses the test support")
     return 0
 
