@@ -106,7 +106,8 @@ let package = Package(
         .testTarget(
             name: "TrellisNATSTests",
             dependencies: ["TrellisNATS"],
-            path: "Tests/TrellisNATSTests"
+            path: "Tests/TrellisNATSTests",
+            swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),
         .testTarget(
             name: "TrellisToolTests",
