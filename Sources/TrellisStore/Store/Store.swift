@@ -43,6 +43,8 @@ public final class Store: Sendable, DurablePublisher {
     let contexts = StoreContexts()
     /// The store's history id, once read (see Store+History.swift).
     let historyID = Mutex<UUID??>(nil)
+    /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
+    let syncWatchers = Mutex(SyncWatchers())
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
@@ -268,6 +270,12 @@ public final class Store: Sendable, DurablePublisher {
         guard let last = commits.last else { return }
         publish(last.snapshot)
         for commit in commits { notify(commit) }
+    }
+
+    /// Tells what waits for durability that the journal synced through `sequence` (on the flusher thread).
+    package func synced(through sequence: UInt64) {
+        let handlers = syncWatchers.locked { $0.handlers }
+        for handler in handlers { handler(sequence) }
     }
 
     /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.

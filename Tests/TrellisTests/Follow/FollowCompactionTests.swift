@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import TrellisCore
@@ -46,23 +47,53 @@ import Testing
         try writer.close()
     }
 
-    @Test("a follower that slept through a whole compaction stops and says so, showing what it had")
-    func aFollowerThatSleptThroughACompactionStops() throws {
+    @Test("a follower that slept through a whole compaction jumps to the new checkpoint and goes on")
+    func aFollowerThatSleptThroughACompactionJumps() throws {
         let temporary = TemporaryDirectory()
         let directory = temporary.store
         let writer = try Store(
             directory: directory, schema: CrashWorkload.schema,
             options: StoreOptions(compaction: .manual, segmentBytes: 16_384))
         let follower = try Self.pausedFollower(directory)
+        let published = Mutex<[Commit]>([])
+        let token = follower.observe { commit in published.locked { $0.append(commit) } }
+        defer { token.cancel() }
         for n in 1...10 { try CrashWorkload.commit(n, to: writer) }
         #expect(try follower.catchUp() == 10)
         // Rotations create segments the follower never sees before the compaction removes them.
         for n in 11...120 { try CrashWorkload.commit(n, to: writer) }
         try writer.compact()
-        #expect(throws: TrellisError.self) { try follower.catchUp() }
-        #expect(follower.failure?.message.contains("fell behind a compaction") == true)
-        #expect(!follower.isFollowing)
-        #expect(follower.snapshot.sequence >= 10)
+        #expect(try follower.catchUp() == 120)
+        #expect(follower.failure == nil && follower.isFollowing)
+        #expect(follower.snapshot.differences(from: writer.snapshot).isEmpty)
+        let commits = published.locked { $0 }
+        #expect(commits.map(\.sequence) == Array(1...10) + [120])
+        #expect(commits.last?.isRefresh == true && commits.last?.baseSequence == 10)
+        #expect(commits.dropLast().allSatisfy { !$0.isRefresh })
+        for n in 121...130 { try CrashWorkload.commit(n, to: writer) }
+        #expect(try follower.catchUp() == 130)
+        #expect(published.locked { $0 }.map(\.sequence).suffix(10) == Array(121...130))
+        #expect(follower.snapshot.differences(from: writer.snapshot).isEmpty)
+        try writer.close()
+    }
+
+    @Test(
+        "a follower's commits carry the time their records store (the writer's commit time), not the time it read them")
+    func aFollowersCommitTimeIsTheRecordsTime() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        let writer = try Store(
+            directory: directory, schema: CrashWorkload.schema, options: StoreOptions(compaction: .manual))
+        let follower = try Self.pausedFollower(directory)
+        let published = Mutex<[Commit]>([])
+        let token = follower.observe { commit in published.locked { $0.append(commit) } }
+        defer { token.cancel() }
+        var made: [Date] = []
+        for n in 1...5 { made.append(try CrashWorkload.commit(n, to: writer).time) }
+        let written = try writer.history().map(\.time)
+        #expect(written == made)
+        #expect(try follower.catchUp() == 5)
+        #expect(published.locked { $0 }.map(\.time) == made)
         try writer.close()
     }
 
