@@ -129,6 +129,44 @@ import Testing
         try follower.close()
     }
 
+    @Test(
+        "live results made while the view context lags re-read on the next commit and report rows changed in between as updated"
+    )
+    func liveResultsThatMissedACommitReportWhatChangedInBetween() throws {
+        let store = try Store(models: [Shelf.self, Book.self])
+        let view = store.viewContext
+        let context = ModelContext(store)
+        let (kept, moved) = (Book(), Book())
+        kept.title = "kept"
+        kept.rank = 1
+        moved.title = "moved"
+        moved.rank = 2
+        context.insert(kept)
+        context.insert(moved)
+        try context.save()
+        view.refresh()
+        // Commit 2 changes what the rows do not sort by; the view context does not take it before the result is made
+        // (the main actor does not run in between), so the result starts from commit 1 and never sees commit 2's
+        // change set.
+        kept.pages = 7
+        try context.save()
+        let live = try FetchedResultsController(
+            FetchDescriptor<Book>(sortBy: [SortDescriptor(\.rank)]), context: view)
+        #expect(live.sequence == 1)
+        var delivered: [ResultsChanges] = []
+        let token = live.onChange { delivered.append($0) }
+        defer { token.cancel() }
+        moved.rank = 0
+        try context.save()
+        live.refresh()
+        #expect(live.sequence == 3)
+        #expect(live.objectIDs == [moved.objectID!, kept.objectID!])
+        let changes = try #require(delivered.last)
+        #expect(changes.movedRows.map(\.to) == [ResultsIndexPath(section: 0, row: 0)])
+        #expect(changes.updatedRows.map(\.to) == [ResultsIndexPath(section: 0, row: 1)])
+        #expect(changes.updatedRows.first?.properties == ["pages"])
+    }
+
     @Test("a refresh's change set is the difference of two versions: applied to the older, it gives the newer")
     func aDifferenceRebuildsTheNewerVersion() throws {
         let store = try Store(models: [Shelf.self, Book.self])
