@@ -13,6 +13,7 @@ import Trellis
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
+///     trellis-crashtest follow --dir PATH --commits UNTIL
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -53,6 +54,7 @@ struct CrashTestCommand {
         case dump
         case profiles
         case historyChild = "history-child"
+        case follow
     }
 
     var action: Action
@@ -83,7 +85,8 @@ struct CrashTestCommand {
         + "       trellis-crashtest migrate-contacts --dir PATH [--add NAME]\n"
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
-        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
+        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS\n"
+        + "       trellis-crashtest follow --dir PATH --commits UNTIL"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -130,6 +133,7 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
+        case .follow: try FollowerCommand.run(directory: directory, until: UInt64(commits))
         }
     }
 

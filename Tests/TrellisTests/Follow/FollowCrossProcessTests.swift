@@ -8,6 +8,10 @@ import Testing
 @testable import TrellisStore
 @testable import trellis_crashtest
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Issue 18, followers in other processes: a store opened with `.follower` in the test process follows a writer in
 /// a child process (`trellis-crashtest run`), commit by commit, and never shows a commit that is not durable.
 @Suite(.serialized) struct FollowCrossProcessTests {
@@ -153,6 +157,39 @@ import Testing
         for n in 1...340 { try CrashWorkload.commit(n, to: replay) }
         #expect(follower.snapshot.differences(from: replay.snapshot).isEmpty)
         try follower.close()
+    }
+
+    @Test(
+        "a follower process stopped (SIGSTOP) while another process commits and compacts three times jumps by itself when resumed, shows what a fresh open shows, and goes on"
+    )
+    func aStoppedFollowerProcessJumpsWhenResumed() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        let follower = try FollowChild(["follow", "--dir", directory.path, "--commits", "340"])
+        #expect(eventually(within: 120) { follower.lines.contains("following 0") || follower.isFinished })
+        #expect(Glibc.kill(follower.process.processIdentifier, SIGSTOP) == 0)
+        let arguments = ["run", "--dir", directory.path, "--compact-every", "100", "--segment-bytes", "16384"]
+        let writer = try FollowChild(arguments + ["--commits", "300"])
+        #expect(writer.waitForExit(within: 300))
+        #expect(writer.lines.contains("compacted 300") && writer.lines.last == "closed 300")
+        #expect(follower.lines.last == "following 0", "the follower read while it was stopped")
+        #expect(Glibc.kill(follower.process.processIdentifier, SIGCONT) == 0)
+        // Woken by the events queued while it was stopped, it jumps to the checkpoint of commit 300.
+        #expect(eventually(within: 120) { follower.lines.contains("refresh 0 300") || follower.isFinished })
+
+        let more = try FollowChild(arguments + ["--commits", "340"])
+        #expect(more.waitForExit(within: 300))
+        #expect(follower.waitForExit(within: 120))
+        let lines = follower.lines
+        let published = lines.filter { $0.hasPrefix("commit ") || $0.hasPrefix("refresh ") }
+        #expect(published == ["refresh 0 300"] + (301...340).map { "commit \($0)" })
+        let reopened = try Store(
+            directory: directory, schema: CrashWorkload.schema, options: StoreOptions(readOnly: true))
+        #expect(reopened.snapshot.sequence == 340)
+        #expect(lines.contains("digest \(FollowerCommand.digest(of: reopened.snapshot))"))
+        #expect(lines.last == "closed 340")
+        try reopened.close()
     }
 
     @Test("a follower that is not notified (no inotify) follows by its timer")
