@@ -97,6 +97,44 @@ import Testing
         try writer.close()
     }
 
+    @Test(
+        "a follower's history feed goes on across a jump: the commits it did not read one by one come from the retained history, in order; without them the feed ends with historyCompacted",
+        arguments: [true, false])
+    func aFollowersHistoryFeedGoesOnAcrossAJump(retained: Bool) async throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        var options = StoreOptions(compaction: .manual, segmentBytes: 16_384)
+        options.history = retained ? .commits(1_000) : .none
+        let writer = try Store(directory: directory, schema: CrashWorkload.schema, options: options)
+        for n in 1...10 { try CrashWorkload.commit(n, to: writer) }
+        let follower = try Self.pausedFollower(directory)
+        var entries = follower.historyUpdates(since: HistoryToken(sequence: 0, storeID: try writer.historyStoreID()))
+            .makeAsyncIterator()
+        for n in 1...10 { #expect(try await entries.next()?.sequence == UInt64(n)) }
+        for n in 11...120 { try CrashWorkload.commit(n, to: writer) }
+        try writer.compact()
+        #expect(try follower.catchUp() == 120)
+        if retained {
+            var sequences: [UInt64] = []
+            var titles: [Value] = []
+            for _ in 11...120 {
+                let entry = try #require(try await entries.next())
+                sequences.append(entry.sequence)
+                titles.append(
+                    entry.changes.first { $0.kind == .insert && $0.entityName == "Item" }?.newValue("title") ?? .null)
+            }
+            #expect(sequences == Array(11...120))
+            #expect(titles == (11...120).map { .string("item \($0)") })
+            for n in 121...125 { try CrashWorkload.commit(n, to: writer) }
+            #expect(try follower.catchUp() == 125)
+            for n in 121...125 { #expect(try await entries.next()?.sequence == UInt64(n)) }
+        } else {
+            let error = await #expect(throws: TrellisError.self) { _ = try await entries.next() }
+            #expect(error?.code == .historyCompacted)
+        }
+        try writer.close()
+    }
+
     @Test("a follower refuses commits, also when `follow` was set after the options were made")
     func aFollowerRefusesCommits() throws {
         let temporary = TemporaryDirectory()
