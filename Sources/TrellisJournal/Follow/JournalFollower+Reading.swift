@@ -4,7 +4,10 @@ import TrellisGraph
 /// One step of a follower: how far is durable, and the records up to there.
 extension JournalFollower {
     /// Applies every record through the durable target (the writer's mark, or the manifest's durable sequence when
-    /// there is no mark to trust) and returns them as commits (none when `initial`: the open publishes the graph).
+    /// there is no mark to trust) and returns them as commits: none when `initial` (the open publishes the graph), and
+    /// none when the step ends in a refresh (`refreshDue`: a migration read, a jump over a compaction, or a store shown
+    /// migrated in memory). When the segment after the one read was removed by a compaction, an open fails (and is
+    /// tried again) and a later step jumps to the checkpoint that replaced it.
     func advance(_ s: inout State, initial: Bool) throws -> [Commit] {
         try refreshManifest(&s)
         var target = s.manifest.durableSequence
@@ -154,12 +157,7 @@ extension JournalFollower {
     private func jump(_ s: inout State) throws {
         let fresh = try Self.retrying(layer: layer, directory: directory) {
             var state = try Self.load(layer: layer, directory: directory)
-            do {
-                try Self.read(&state, layer: layer, directory: directory)
-            } catch {
-                Self.close(state)
-                throw error
-            }
+            try Self.read(&state, layer: layer, directory: directory)
             return state
         }
         guard fresh.graph.sequence >= s.graph.sequence else {

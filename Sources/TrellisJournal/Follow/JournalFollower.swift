@@ -65,6 +65,8 @@ package final class JournalFollower: Sendable {
     let delivery = Mutex(WeakPublisher())
     let watch = Mutex<DirectoryWatch?>(nil)
     let stopped = Atomic<Bool>(false)
+    /// Steps taken so far (the thread's first one included), for tests that pause a follower.
+    let steps = Atomic<Int>(0)
 
     private init(layer: any FileLayer, directory: String, present: @escaping Presenter, state: State) {
         self.layer = layer
@@ -80,12 +82,7 @@ package final class JournalFollower: Sendable {
     ) throws -> JournalFollower {
         var loaded = try retrying(layer: layer, directory: directory) {
             var state = try load(layer: layer, directory: directory)
-            do {
-                try read(&state, layer: layer, directory: directory)
-            } catch {
-                close(state)
-                throw error
-            }
+            try read(&state, layer: layer, directory: directory)
             return state
         }
         do {
@@ -120,12 +117,17 @@ package final class JournalFollower: Sendable {
     }
 
     /// Reads `state` through the durable mark, applying records in place (nothing is published), and gives the
-    /// graph the newest segment's schema (current defaults and the migration history).
+    /// graph the newest segment's schema (current defaults and the migration history). When it throws, the files
+    /// the state held, and any it opened, are closed.
     static func read(_ state: inout State, layer: any FileLayer, directory: String) throws {
         let reader = JournalFollower(layer: layer, directory: directory, present: { ($0, false) }, state: state)
-        defer { reader.stopped.store(true, ordering: .relaxed) }
         state = try reader.state.locked { s in
-            _ = try reader.advance(&s, initial: true)
+            do {
+                _ = try reader.advance(&s, initial: true)
+            } catch {
+                close(s)
+                throw error
+            }
             if let newest = s.ahead.values.max(by: { $0.id < $1.id }) ?? s.current,
                 newest.schema.fingerprint == s.graph.schema.fingerprint
             {
@@ -234,6 +236,9 @@ package final class JournalFollower: Sendable {
         thread.start()
     }
 
+    /// The number of steps taken (reads of what became durable), the thread's first one included.
+    package var stepsTaken: Int { steps.load(ordering: .relaxed) }
+
     /// Whether the thread follows: started, not stopped, not failed.
     package var isFollowing: Bool {
         watch.locked { $0 != nil } && !stopped.load(ordering: .relaxed) && failure == nil
@@ -262,6 +267,7 @@ package final class JournalFollower: Sendable {
                     ?? TrellisError(.failed, "\(directory): following stopped: \(error)")
             }
             if !commits.isEmpty { delivery.locked { $0.target }?.publishDurable(commits) }
+            steps.add(1, ordering: .relaxed)
             return s.shown.sequence
         }
     }
