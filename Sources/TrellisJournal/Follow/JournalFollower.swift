@@ -261,6 +261,8 @@ package final class JournalFollower: Sendable {
                 s.ioErrors = 0
             } catch let error as TrellisError where error.code == .io && s.ioErrors < 100 {
                 s.ioErrors += 1
+                // Records applied before the error were not published: the next step shows them as a refresh.
+                if s.graph.sequence > s.shown.sequence { s.refreshDue = true }
             } catch {
                 s.failure =
                     (error as? TrellisError)

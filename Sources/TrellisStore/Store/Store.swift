@@ -240,7 +240,8 @@ public final class Store: Sendable, DurablePublisher {
     public var isFollowing: Bool { follower?.isFollowing ?? false }
 
     /// Reads the commits the writer made durable since the follower last looked and publishes them now, each as its
-    /// own commit, in order, without waiting for the notification; returns the sequence number now published. A
+    /// own commit, in order (or as one refresh, `Commit.isRefresh`, when a compaction removed what it had yet to read
+    /// or the writer migrated the store), without waiting for the notification; returns the sequence number now published. A
     /// follower does this by itself within milliseconds of each durable commit; call it where code must not wait for
     /// that (a widget's timeline, a test). Throws the failure that stopped following; returns the current sequence
     /// number for a store that does not follow. Do not call it from an observer of this store.
