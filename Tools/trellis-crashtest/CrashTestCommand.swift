@@ -9,10 +9,11 @@ import Trellis
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
 ///     trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]
 ///     trellis-crashtest seed-contacts --dir PATH [--people N]
-///     trellis-crashtest migrate-contacts --dir PATH
+///     trellis-crashtest migrate-contacts --dir PATH [--add NAME]
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
+///     trellis-crashtest follow --dir PATH --commits UNTIL
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -28,7 +29,8 @@ import Trellis
 /// with `--add`, and prints them all (`NotesCommand`); `errands` does the same with `Errand` objects, whose attributes
 /// are enums (`ErrandsCommand`). `seed-contacts` creates the v1 contacts store of the migration
 /// tests (150 people unless `--people`) and prints `seeded K`. `migrate-contacts` opens a v1 contacts store with the
-/// v2 schema (a migration), printing `opening` before and `migrated K` after the open returns, then `closed K` and
+/// v2 schema (a migration), printing `opening` before and `migrated K` after the open returns (with `--add NAME`, then
+/// commits a person of that name and prints `added K`), then `closed K` and
 /// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
@@ -52,6 +54,7 @@ struct CrashTestCommand {
         case dump
         case profiles
         case historyChild = "history-child"
+        case follow
     }
 
     var action: Action
@@ -79,10 +82,11 @@ struct CrashTestCommand {
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
         + "       trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]\n"
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
-        + "       trellis-crashtest migrate-contacts --dir PATH\n"
+        + "       trellis-crashtest migrate-contacts --dir PATH [--add NAME]\n"
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
-        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
+        + "       trellis-crashtest history-child --dir PATH --commits ROUNDS\n"
+        + "       trellis-crashtest follow --dir PATH --commits UNTIL"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -129,6 +133,7 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
+        case .follow: try FollowerCommand.run(directory: directory, until: UInt64(commits))
         }
     }
 
@@ -180,6 +185,11 @@ extension CrashTestCommand {
         let store = try Store(directory: directory, schema: ContactsFixture.v2)
         say("migrated \(store.snapshot.sequence)")
         let opened = ProcessInfo.processInfo.systemUptime - start
+        if let add {
+            // A commit in the new schema after the migration (the follower tests).
+            try store.write { tx in _ = try tx.insert("Person", ["fullName": .string(add), "age": .int(30)]) }
+            say("added \(store.snapshot.sequence)")
+        }
         try store.close()
         say("closed \(store.snapshot.sequence)")
         say("took \(Int(opened * 1_000_000)) \(Int((ProcessInfo.processInfo.systemUptime - start) * 1_000_000))")

@@ -8,10 +8,21 @@ import TrellisGraph
 ///
 /// It takes no lock and writes nothing. Every segment the manifest names is opened as soon as the follower sees it
 /// and kept open until read to its end, so a compaction that removes segments (unlink) cannot take records the
-/// follower has yet to read; the checkpoint is read only at open. A follower that was not scheduled for a whole
-/// compaction (its next segment created and removed before it looked) stops with a failure: it cannot show the
-/// commits in between one by one. A migration by the writer stops it too (its schema is no longer the store's).
+/// follower has yet to read. A follower that was not scheduled for a whole compaction (its next segment created and
+/// removed before it looked) jumps: it loads the checkpoint the manifest now names, as an open does, reads the
+/// records after it through the mark, and publishes the new version as one refresh (`Commit.isRefresh`) whose change
+/// set is the difference between the two versions.
+///
+/// The graph is read in the journal's schema and shown in the application's (`present`, from the store layer). When
+/// the two differ in structure (the application's model is a migration of the stored one), every step shows the
+/// store migrated in memory, as a refresh, until the writer's own migration to the application's schema arrives;
+/// from then on commits are published one by one again. A migration by the writer to any other schema stops it
+/// with `.schemaMismatch` naming both fingerprints.
 package final class JournalFollower: Sendable {
+    /// Shows a graph in the journal's schema in the application's: the graph (same structure: aligned names,
+    /// defaults and history), and whether the application's schema is a migration of the graph's.
+    package typealias Presenter = @Sendable (Graph) throws -> (graph: Graph, migrated: Bool)
+
     /// A segment opened for reading.
     struct Segment: Sendable {
         var id: UInt64
@@ -27,7 +38,15 @@ package final class JournalFollower: Sendable {
     }
 
     struct State: Sendable {
+        /// The version read, in the journal's schema (the application's, aligned, when the two have one structure).
         var graph: Graph
+        /// The version the store shows, in the application's schema.
+        var shown: Graph
+        /// When `shown` is `graph` migrated in memory (the writer has not migrated to the application's schema): the
+        /// journal's schema fingerprint it was migrated from at open.
+        var inMemoryFrom: UInt64?
+        /// Whether the next publication is a refresh: a jump or a migration read since the last one.
+        var refreshDue = false
         var current: Segment?
         /// Later segments, opened before they are read so that a compaction cannot remove them unread.
         var ahead: [UInt64: Segment] = [:]
@@ -40,26 +59,55 @@ package final class JournalFollower: Sendable {
 
     let layer: any FileLayer
     let directory: String
+    let present: Presenter
     /// Held for a whole step, publication included, so that commits are published once each and in order.
     let state: Mutex<State>
     let delivery = Mutex(WeakPublisher())
     let watch = Mutex<DirectoryWatch?>(nil)
     let stopped = Atomic<Bool>(false)
+    /// Steps taken so far (the thread's first one included), for tests that pause a follower.
+    let steps = Atomic<Int>(0)
 
-    private init(layer: any FileLayer, directory: String, state: State) {
+    private init(layer: any FileLayer, directory: String, present: @escaping Presenter, state: State) {
         self.layer = layer
         self.directory = directory
+        self.present = present
         self.state = Mutex(state)
     }
 
     /// Opens the store in `directory` for following: the checkpoint the manifest names, then every record through
-    /// the durable mark. A compaction that removes a file meanwhile makes it start again.
-    package static func open(layer: any FileLayer, directory: String) throws -> JournalFollower {
+    /// the durable mark, shown through `present`. A compaction that removes a file meanwhile makes it start again.
+    package static func open(
+        layer: any FileLayer, directory: String, present: @escaping Presenter
+    ) throws -> JournalFollower {
+        var loaded = try retrying(layer: layer, directory: directory) {
+            var state = try load(layer: layer, directory: directory)
+            try read(&state, layer: layer, directory: directory)
+            return state
+        }
+        do {
+            let shown = try present(loaded.graph)
+            loaded.shown = shown.graph
+            if shown.migrated {
+                loaded.inMemoryFrom = loaded.graph.schema.fingerprint
+            } else {
+                loaded.graph = shown.graph
+            }
+        } catch {
+            close(loaded)
+            throw error
+        }
+        return JournalFollower(layer: layer, directory: directory, present: present, state: loaded)
+    }
+
+    /// Runs `body` again (up to 20 times) while it fails with the manifest changing under it: a compaction removed a
+    /// file it was about to read.
+    static func retrying<T>(layer: any FileLayer, directory: String, _ body: () throws -> T) throws -> T {
         var attempt = 0
         while true {
             let before = try? layer.readWhole(joinPath(directory, JournalFormat.manifestName), limit: 4096)
             do {
-                return try openOnce(layer: layer, directory: directory)
+                return try body()
             } catch let error as TrellisError where error.code == .io || error.code == .corrupt {
                 attempt += 1
                 let after = try? layer.readWhole(joinPath(directory, JournalFormat.manifestName), limit: 4096)
@@ -68,7 +116,36 @@ package final class JournalFollower: Sendable {
         }
     }
 
-    private static func openOnce(layer: any FileLayer, directory: String) throws -> JournalFollower {
+    /// Reads `state` through the durable mark, applying records in place (nothing is published), and gives the
+    /// graph the newest segment's schema (current defaults and the migration history). When it throws, the files
+    /// the state held, and any it opened, are closed.
+    static func read(_ state: inout State, layer: any FileLayer, directory: String) throws {
+        let reader = JournalFollower(layer: layer, directory: directory, present: { ($0, false) }, state: state)
+        state = try reader.state.locked { s in
+            do {
+                _ = try reader.advance(&s, initial: true)
+            } catch {
+                close(s)
+                throw error
+            }
+            if let newest = s.ahead.values.max(by: { $0.id < $1.id }) ?? s.current,
+                newest.schema.fingerprint == s.graph.schema.fingerprint
+            {
+                s.graph = s.graph.withSchema(newest.schema)
+            }
+            s.shown = s.graph
+            return s
+        }
+    }
+
+    /// Closes the files a state holds.
+    static func close(_ state: State) {
+        state.current?.file.close()
+        for segment in state.ahead.values { segment.file.close() }
+    }
+
+    /// The checkpoint the manifest names and the segments after it, opened (nothing read past their headers).
+    static func load(layer: any FileLayer, directory: String) throws -> State {
         let manifestBytes = try layer.readWhole(
             joinPath(directory, JournalFormat.manifestName), limit: JournalFormat.maxHeaderBytes)
         let manifest = try Manifest.parse(manifestBytes, file: JournalFormat.manifestName)
@@ -102,24 +179,9 @@ package final class JournalFollower: Sendable {
             throw TrellisError(.corrupt, "\(directory)/\(problem)")
         }
         var state = State(
-            graph: graph, current: segments.first, manifestBytes: manifestBytes, manifest: manifest)
+            graph: graph, shown: graph, current: segments.first, manifestBytes: manifestBytes, manifest: manifest)
         for segment in segments.dropFirst() { state.ahead[segment.id] = segment }
-        let follower = JournalFollower(layer: layer, directory: directory, state: state)
-        do {
-            try follower.state.locked { s in
-                _ = try follower.advance(&s, initial: true)
-                // The newest segment's header holds the current defaults and the migration history.
-                if let newest = s.ahead.values.max(by: { $0.id < $1.id }) ?? s.current,
-                    newest.schema.fingerprint == s.graph.schema.fingerprint
-                {
-                    s.graph = s.graph.withSchema(newest.schema)
-                }
-            }
-        } catch {
-            follower.close()
-            throw error
-        }
-        return follower
+        return state
     }
 
     /// Opens segment `id` and reads its header.
@@ -138,16 +200,12 @@ package final class JournalFollower: Sendable {
         }
     }
 
-    /// The graph the follower holds (the store publishes it at open).
-    package var graph: Graph { state.locked { $0.graph } }
+    /// The version the follower shows, in the application's schema (the store publishes it at open).
+    package var graph: Graph { state.locked { $0.shown } }
 
-    /// Replaces the graph with the same version in the application's schema (same structure: the opener checked).
-    package func adopt(_ graph: Graph) {
-        state.locked { s in
-            precondition(graph.sequence == s.graph.sequence && graph.schema.fingerprint == s.graph.schema.fingerprint)
-            s.graph = graph
-        }
-    }
+    /// Whether the follower shows the store migrated in memory to the application's schema (the writer has not
+    /// migrated it yet).
+    package var isMigratedInMemory: Bool { state.locked { $0.inMemoryFrom != nil } }
 
     /// The sequence number of the checkpoint the manifest names.
     package var checkpointSequence: UInt64 { state.locked { $0.manifest.checkpointSequence } }
@@ -178,6 +236,9 @@ package final class JournalFollower: Sendable {
         thread.start()
     }
 
+    /// The number of steps taken (reads of what became durable), the thread's first one included.
+    package var stepsTaken: Int { steps.load(ordering: .relaxed) }
+
     /// Whether the thread follows: started, not stopped, not failed.
     package var isFollowing: Bool {
         watch.locked { $0 != nil } && !stopped.load(ordering: .relaxed) && failure == nil
@@ -192,17 +253,64 @@ package final class JournalFollower: Sendable {
             var commits: [Commit] = []
             do {
                 commits = try advance(&s, initial: false)
+                if s.refreshDue || (s.inMemoryFrom != nil && s.graph.sequence > s.shown.sequence) {
+                    commits = [try refresh(&s)]
+                } else if let last = commits.last {
+                    s.shown = last.snapshot
+                }
                 s.ioErrors = 0
             } catch let error as TrellisError where error.code == .io && s.ioErrors < 100 {
                 s.ioErrors += 1
+                // Records applied before the error were not published: the next step shows them as a refresh.
+                if s.graph.sequence > s.shown.sequence { s.refreshDue = true }
             } catch {
                 s.failure =
                     (error as? TrellisError)
                     ?? TrellisError(.failed, "\(directory): following stopped: \(error)")
             }
             if !commits.isEmpty { delivery.locked { $0.target }?.publishDurable(commits) }
-            return s.graph.sequence
+            steps.add(1, ordering: .relaxed)
+            return s.shown.sequence
         }
+    }
+
+    /// Shows the version read as one commit: the difference from the version shown (`Commit.isRefresh`). The
+    /// application's schema must be the journal's, or (while the writer has not migrated since the open) a migration
+    /// of it.
+    private func refresh(_ s: inout State) throws -> Commit {
+        s.refreshDue = false
+        let mismatch = TrellisError(
+            .schemaMismatch,
+            "\(directory): the writer migrated the store to schema \(Self.hex(s.graph.schema.fingerprint)) (record "
+                + "\(s.graph.sequence)); this follower's model is schema \(Self.hex(s.shown.schema.fingerprint)), so "
+                + "following stopped at record \(s.shown.sequence) (open the store again with the model the writer uses)"
+        )
+        let presented: (graph: Graph, migrated: Bool)
+        do {
+            presented = try present(s.graph)
+        } catch {
+            throw mismatch
+        }
+        if presented.migrated {
+            // In memory only from the schema the store held at open: the writer's migration must be to this model.
+            guard s.inMemoryFrom == s.graph.schema.fingerprint else { throw mismatch }
+        } else {
+            s.graph = presented.graph
+            s.inMemoryFrom = nil
+        }
+        var next = presented.graph
+        next.sequence = s.graph.sequence
+        let commit = Commit(
+            sequence: next.sequence, changes: next.changes(from: s.shown), snapshot: next,
+            refreshingFrom: s.shown.sequence)
+        s.shown = next
+        return commit
+    }
+
+    /// A schema fingerprint as the tool prints it.
+    static func hex(_ fingerprint: UInt64) -> String {
+        let digits = String(fingerprint, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }
 
     /// Stops following; the store keeps the version it shows. The thread closes the files as it ends (or this call,
@@ -219,9 +327,8 @@ package final class JournalFollower: Sendable {
 
     private func closeFiles() {
         state.locked { s in
-            s.current?.file.close()
+            Self.close(s)
             s.current = nil
-            for segment in s.ahead.values { segment.file.close() }
             s.ahead = [:]
         }
     }

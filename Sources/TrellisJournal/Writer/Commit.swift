@@ -18,12 +18,28 @@ public struct Commit: Sendable {
     /// The inserts that `UniqueConflictResolution.update` merged into the object already holding their unique values:
     /// each inserted ID, and the ID of the object it updated instead (empty otherwise).
     public package(set) var merged: [ObjectID: ObjectID] = [:]
+    /// The version `changes` apply to: `sequence - 1` for a commit, and for a refresh (`isRefresh`) the version the
+    /// store showed before it.
+    public let baseSequence: UInt64
+    /// Whether this stands for records a follower (`StoreOptions.follow`) did not publish one by one: it missed a
+    /// whole compaction and loaded the new checkpoint, read a migration by the writer, or shows the store migrated in
+    /// memory. `changes` is then the difference between the version at `baseSequence` and `snapshot`, computed from
+    /// the two versions (inserts, updates with old and new values, links and unlinks, deletes), with no author; the
+    /// records themselves, where retained, are in the store's history (`Store.history(since:)`).
+    public let isRefresh: Bool
 
-    package init(sequence: UInt64, changes: ChangeSet, snapshot: Snapshot, author: String? = nil) {
+    /// A commit made now (`time` nil) or at `time` (a follower passes its record's frame time), applying to the
+    /// version before it; or a refresh from `baseSequence`.
+    package init(
+        sequence: UInt64, changes: ChangeSet, snapshot: Snapshot, author: String? = nil, time: Date? = nil,
+        refreshingFrom baseSequence: UInt64? = nil
+    ) {
         self.sequence = sequence
         self.changes = changes
         self.snapshot = snapshot
         self.author = author
-        self.time = RecordFrame.date(RecordFrame.microseconds(Date()))
+        self.time = time ?? RecordFrame.date(RecordFrame.microseconds(Date()))
+        self.baseSequence = baseSequence ?? (sequence == 0 ? 0 : sequence - 1)
+        self.isRefresh = baseSequence != nil
     }
 }

@@ -1,6 +1,9 @@
 /// Whoever makes durable commits visible: the store.
 package protocol DurablePublisher: AnyObject, Sendable {
     func publishDurable(_ commits: [Commit])
+    /// Called by the flusher after each turn with the newest commit synced (in every durability mode), so that what
+    /// waits for durability (the history feed) can go on.
+    func synced(through sequence: UInt64)
 }
 
 /// A weak reference to the publisher, so the journal does not keep its store alive.

@@ -118,6 +118,7 @@ extension Journal {
         }
         // A rotation moved the mark to the new segment (a no-op when nothing moved).
         writeDurableMark()
+        delivery.locked { $0.target }?.synced(through: durableSequence)
     }
 
     /// The error for a commit (or flush) in flight when the store failed: its record was written, in part or whole,

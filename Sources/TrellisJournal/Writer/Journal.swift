@@ -73,6 +73,8 @@ package final class Journal: Sendable {
     let directory: String
     let schema: Schema
     let options: StoreOptions
+    /// Whether commits are published only once synced (`.perCommit`), rather than when made.
+    package var publishesDurable: Bool { options.durability == .perCommit }
     let lock: any LayerLock
     let inbox = Mutex(Inbox())
     let wake = DispatchSemaphore(value: 0)

@@ -70,12 +70,19 @@ extension Store {
         }
     }
 
-    /// The history after `token` (from the oldest retained entry when nil), then every new commit as it is
-    /// published (in `.perCommit` durability, once it is durable), without a gap or a repeat between the two.
+    /// The history after `token` (from the oldest retained entry when nil), then every new commit once it is
+    /// durable, without a gap or a repeat between the two.
+    ///
+    /// The feed holds only durable history, in every durability mode: in `.perCommit` mode a commit is published once
+    /// synced and delivered then; in `.interval` and `.none` modes a commit published before its sync is delivered
+    /// after the sync that covers it (the interval's, a `flush()`, a segment rotation, a compaction or `close()`), so
+    /// an entry delivered is never taken back by a crash. A follower (`StoreOptions.follow`) publishes only durable
+    /// commits; when it refreshes after missing a compaction (`Commit.isRefresh`), the feed reads the commits in
+    /// between from the store's files, or ends with `.historyCompacted` when they were not retained.
     ///
     /// The stream ends with an error where `history(since:)` would throw; cancelling the task that iterates it ends
-    /// it. New commits are delivered from memory, on the store's flusher thread (in `.perCommit` mode), so a slow
-    /// consumer only grows the stream's buffer.
+    /// it. New commits are delivered from memory, on the thread that made them durable (the store's flusher, or a
+    /// follower's thread), so a slow consumer only grows the stream's buffer.
     public func historyUpdates(
         since token: HistoryToken? = nil
     ) -> AsyncThrowingStream<HistoryTransaction, any Error> {
@@ -84,24 +91,55 @@ extension Store {
         struct Follow: Sendable {
             /// The last sequence yielded; nil until the past has been read.
             var last: UInt64?
-            var buffered: [Commit] = []
+            /// Commits published and not delivered yet (the past is being read, or they are not durable yet).
+            var waiting: [Commit] = []
+            var ended = false
         }
         let follow = Mutex(Follow())
         let id = try? historyStoreID()
+        // A writer that publishes before the sync holds entries back until they are synced.
+        let gate = journal.flatMap { $0.publishesDurable ? nil : $0 }
+        // Delivers, in order, the waiting commits that are durable.
+        let deliver = { @Sendable [weak self] (f: inout Follow) in
+            guard var last = f.last, !f.ended else { return }
+            let durable = gate?.durableSequence ?? .max
+            var taken = 0
+            do {
+                for commit in f.waiting {
+                    guard commit.sequence <= durable else { break }
+                    taken += 1
+                    guard commit.sequence > last else { continue }
+                    if commit.isRefresh {
+                        // A follower that missed a compaction: the commits it did not read one by one, from the files.
+                        guard let self else { break }
+                        try self.forEachHistoryEntry(
+                            since: HistoryToken(sequence: last, storeID: id), through: commit.sequence
+                        ) { continuation.yield($0) }
+                    } else if !commit.changes.isEmpty {
+                        continuation.yield(HistoryTransaction(commit, storeID: id))
+                    }
+                    last = commit.sequence
+                }
+            } catch {
+                f.ended = true
+                continuation.finish(throwing: error)
+            }
+            f.waiting.removeFirst(taken)
+            f.last = last
+        }
         // Observed first, so that every commit published from now on reaches the stream: those the past read covers
         // are skipped by sequence.
         let observation = observe { commit in
             follow.locked { f in
-                guard let last = f.last else {
-                    f.buffered.append(commit)
-                    return
-                }
-                guard commit.sequence > last, !commit.changes.isEmpty else { return }
-                f.last = commit.sequence
-                continuation.yield(HistoryTransaction(commit, storeID: id))
+                f.waiting.append(commit)
+                deliver(&f)
             }
         }
-        continuation.onTermination = { _ in observation.cancel() }
+        let syncs = watchSyncs { _ in follow.locked { deliver(&$0) } }
+        continuation.onTermination = { _ in
+            observation.cancel()
+            syncs.cancel()
+        }
         DispatchQueue.global().async { [self] in
             do {
                 // Everything published so far, made durable (a no-op in `.perCommit` mode), is read from the files.
@@ -114,18 +152,22 @@ extension Store {
                 }
                 last = max(last, published)
                 follow.locked { f in
-                    for commit in f.buffered where commit.sequence > last && !commit.changes.isEmpty {
-                        continuation.yield(HistoryTransaction(commit, storeID: id))
-                        last = commit.sequence
-                    }
-                    f.buffered = []
                     f.last = last
+                    deliver(&f)
                 }
             } catch {
+                follow.locked { $0.ended = true }
                 continuation.finish(throwing: error)
             }
         }
         return stream
+    }
+
+    /// Calls `handler` after each turn of the journal's flusher with the newest commit synced; for as long as the
+    /// returned token lives.
+    func watchSyncs(_ handler: @escaping @Sendable (UInt64) -> Void) -> ObservationToken {
+        let id = syncWatchers.locked { $0.add(handler) }
+        return ObservationToken { [weak self] in self?.syncWatchers.locked { $0.remove(id) } }
     }
 
     /// Records that `consumer` has handled the history up to `token`: with `HistoryRetention.consumers` naming it,
@@ -229,4 +271,20 @@ public struct HistoryRetentionStatus: Sendable {
         acknowledged = (retained.history?.consumers ?? [:]).mapValues(\.sequence)
         storeID = retained.history?.storeID
     }
+}
+
+/// The handlers waiting for the journal's syncs (`Store.watchSyncs`).
+struct SyncWatchers: Sendable {
+    private var next = 0
+    private var entries: [(Int, @Sendable (UInt64) -> Void)] = []
+
+    mutating func add(_ handler: @escaping @Sendable (UInt64) -> Void) -> Int {
+        next += 1
+        entries.append((next, handler))
+        return next
+    }
+
+    mutating func remove(_ id: Int) { entries.removeAll { $0.0 == id } }
+
+    var handlers: [@Sendable (UInt64) -> Void] { entries.map(\.1) }
 }

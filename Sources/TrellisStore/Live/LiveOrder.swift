@@ -156,10 +156,16 @@ final class LiveOrderEngine: Sendable {
         let report = ContextChanges(commit.changes, schema: commit.snapshot.schema, sequence: commit.sequence)
         return contents.locked { c -> Bool in
             guard commit.sequence > c.state.graph.sequence else { return false }
-            if commit.sequence > c.state.graph.sequence + 1 {
-                // Commits made before the result subscribed and after its first read: read everything again.
+            if commit.baseSequence != c.state.graph.sequence {
+                // Commits made before the result subscribed and after its first read: read everything again, and
+                // compare each row kept to find the properties that changed.
                 let fresh = Self.initialState(ordering, commit.snapshot)
-                for state in [c.state, fresh] { state.order.forEach { key, _ in c.changed[key.id, default: []] = [] } }
+                let (old, new) = (c.state.graph, commit.snapshot)
+                for state in [c.state, fresh] {
+                    state.order.forEach { key, _ in
+                        c.changed[key.id, default: []].formUnion(Self.changedProperties(key.id, from: old, to: new))
+                    }
+                }
                 c.reads += fresh.order.count
                 c.state = fresh
                 c.sequences.append(commit.sequence)
@@ -191,6 +197,24 @@ final class LiveOrderEngine: Sendable {
                 from: c.delivered, to: c.state, changed: c.changed, ordering: ordering, sequences: c.sequences)
             return true
         }
+    }
+
+    /// The names of the attributes and relationships of `id` that differ between two versions holding it (none when
+    /// either lacks it: an insert or a delete).
+    /// - Complexity: O(a + t) for a attributes and t targets.
+    static func changedProperties(_ id: ObjectID, from old: Graph, to new: Graph) -> Set<String> {
+        guard let before = old.object(id), let after = new.object(id) else { return [] }
+        let layout = new.schema.layouts[Int(id.entity)]
+        var names: Set<String> = []
+        for (a, attribute) in layout.attributes.enumerated()
+        where !before.value(at: a).isIdentical(to: after.value(at: a)) {
+            names.insert(attribute.name)
+        }
+        for (k, relationship) in layout.relationships.enumerated() {
+            let key = RelationshipKey(entity: id.entity, index: k)
+            if before.targetSerials(key) != after.targetSerials(key) { names.insert(relationship.name) }
+        }
+        return names
     }
 
     /// Takes the newest state and the changes from the state taken last; nil changes when there are none.

@@ -43,6 +43,8 @@ public final class Store: Sendable, DurablePublisher {
     let contexts = StoreContexts()
     /// The store's history id, once read (see Store+History.swift).
     let historyID = Mutex<UUID??>(nil)
+    /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
+    let syncWatchers = Mutex(SyncWatchers())
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
@@ -238,7 +240,8 @@ public final class Store: Sendable, DurablePublisher {
     public var isFollowing: Bool { follower?.isFollowing ?? false }
 
     /// Reads the commits the writer made durable since the follower last looked and publishes them now, each as its
-    /// own commit, in order, without waiting for the notification; returns the sequence number now published. A
+    /// own commit, in order (or as one refresh, `Commit.isRefresh`, when a compaction removed what it had yet to read
+    /// or the writer migrated the store), without waiting for the notification; returns the sequence number now published. A
     /// follower does this by itself within milliseconds of each durable commit; call it where code must not wait for
     /// that (a widget's timeline, a test). Throws the failure that stopped following; returns the current sequence
     /// number for a store that does not follow. Do not call it from an observer of this store.
@@ -268,6 +271,12 @@ public final class Store: Sendable, DurablePublisher {
         guard let last = commits.last else { return }
         publish(last.snapshot)
         for commit in commits { notify(commit) }
+    }
+
+    /// Tells what waits for durability that the journal synced through `sequence` (on the flusher thread).
+    package func synced(through sequence: UInt64) {
+        let handlers = syncWatchers.locked { $0.handlers }
+        for handler in handlers { handler(sequence) }
     }
 
     /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.

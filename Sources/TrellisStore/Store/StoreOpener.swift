@@ -80,33 +80,22 @@ enum StoreOpener {
         }
     }
 
-    /// A follower: the records through the writer's durable mark, in the application's schema, which must have the
-    /// stored structure (a follower cannot migrate, in memory or on disk, and go on reading records of the old one).
+    /// A follower: the records through the writer's durable mark, shown in the application's schema. When the store
+    /// holds another structure that the plan migrates from, the follower shows it migrated in memory (as a read-only
+    /// open does) until the writer migrates it on disk; a schema the plan refuses is refused as an open refuses it.
     private static func openFollower(
         directory: String, plan: ResolvedMigrationPlan, layer: any FileLayer
     ) throws -> OpenedStore {
         guard layer.exists(directory).isDirectory else {
             throw TrellisError(.io, "there is no store at \(directory) to follow")
         }
-        let follower = try JournalFollower.open(layer: layer, directory: directory)
-        let stored = follower.graph
-        let migrated: SchemaMigrator.Outcome
-        do {
-            migrated = try SchemaMigrator.run(stored, plan: plan)
-        } catch {
-            follower.close()
-            throw error
+        let follower = try JournalFollower.open(layer: layer, directory: directory) { stored in
+            let migrated = try SchemaMigrator.run(stored, plan: plan)
+            var graph = migrated.graph
+            graph.sequence = stored.sequence
+            return (graph, migrated.record != nil)
         }
-        guard migrated.record == nil else {
-            follower.close()
-            throw TrellisError(
-                .schemaMismatch,
-                "\(directory) holds a schema of another structure than the one given; a follower does not migrate "
-                    + "(open it for writing once to migrate it, or follow it with the schema it holds)")
-        }
-        var graph = migrated.graph
-        graph.sequence = stored.sequence
-        follower.adopt(graph)
+        let graph = follower.graph
         var report = RecoveryReport()
         report.checkpointSequence = follower.checkpointSequence
         report.lastSequence = graph.sequence

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import TrellisCore
@@ -6,6 +7,10 @@ import Testing
 @testable import TrellisJournal
 @testable import TrellisStore
 @testable import trellis_crashtest
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 18, followers in other processes: a store opened with `.follower` in the test process follows a writer in
 /// a child process (`trellis-crashtest run`), commit by commit, and never shows a commit that is not durable.
@@ -110,6 +115,87 @@ import Testing
         #expect(eventually(within: 30) { seen.last == 310 })
         #expect(seen.sequences == Array(1...310))
         #expect(seen.problems.isEmpty, "\(seen.problems.prefix(5))")
+    }
+
+    @Test(
+        "a follower that did not read while another process committed and compacted three times jumps, equals a fresh read-only open object for object, and goes on one commit at a time"
+    )
+    func aFollowerThatMissedCompactionsOfAnotherProcessJumps() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        // Paused: it reads only when the test calls `catchUp()`, as a suspended app extension would.
+        let follower = try FollowCompactionTests.pausedFollower(directory)
+        let published = Mutex<[Commit]>([])
+        let token = follower.observe { commit in published.locked { $0.append(commit) } }
+        defer { token.cancel() }
+        let arguments = ["run", "--dir", directory.path, "--compact-every", "100", "--segment-bytes", "16384"]
+        let writer = try FollowChild(arguments + ["--commits", "300"])
+        #expect(writer.waitForExit(within: 300))
+        #expect(writer.lines.contains("compacted 300") && writer.lines.last == "closed 300")
+        let segmentOne = directory.appendingPathComponent(JournalFormat.segmentName(1)).path
+        #expect(!FileManager.default.fileExists(atPath: segmentOne))
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(try follower.catchUp() == 300)
+        let took = clock.now - started
+        #expect(follower.failure == nil && follower.isFollowing)
+        print(
+            "jump over 3 compactions to commit 300 (\(follower.snapshot.objectCount) objects; load, replay, "
+                + "difference, publish): \(took)")
+        let reopened = try Store(
+            directory: directory, schema: CrashWorkload.schema, options: StoreOptions(readOnly: true))
+        #expect(follower.snapshot.differences(from: reopened.snapshot).isEmpty)
+        #expect(follower.snapshot.invariantViolations().isEmpty)
+        try reopened.close()
+        let jump = published.locked { $0 }
+        #expect(jump.map(\.sequence) == [300] && jump.first?.isRefresh == true && jump.first?.baseSequence == 0)
+        #expect(jump.first?.changes.inserts.count == follower.snapshot.objectCount)
+
+        let more = try FollowChild(arguments + ["--commits", "340"])
+        #expect(more.waitForExit(within: 300))
+        #expect(more.lines.last == "closed 340")
+        #expect(try follower.catchUp() == 340)
+        let later = published.locked { $0 }.dropFirst()
+        #expect(later.map(\.sequence) == Array(301...340) && later.allSatisfy { !$0.isRefresh })
+        let replay = Store(schema: CrashWorkload.schema)
+        for n in 1...340 { try CrashWorkload.commit(n, to: replay) }
+        #expect(follower.snapshot.differences(from: replay.snapshot).isEmpty)
+        try follower.close()
+    }
+
+    @Test(
+        "a follower process stopped (SIGSTOP) while another process commits and compacts three times jumps by itself when resumed, shows what a fresh open shows, and goes on"
+    )
+    func aStoppedFollowerProcessJumpsWhenResumed() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        try Store(directory: directory, schema: CrashWorkload.schema).close()
+        let follower = try FollowChild(["follow", "--dir", directory.path, "--commits", "340"])
+        #expect(eventually(within: 120) { follower.lines.contains("following 0") || follower.isFinished })
+        #expect(Glibc.kill(follower.process.processIdentifier, SIGSTOP) == 0)
+        let arguments = ["run", "--dir", directory.path, "--compact-every", "100", "--segment-bytes", "16384"]
+        let writer = try FollowChild(arguments + ["--commits", "300"])
+        #expect(writer.waitForExit(within: 300))
+        #expect(writer.lines.contains("compacted 300") && writer.lines.last == "closed 300")
+        #expect(follower.lines.last == "following 0", "the follower read while it was stopped")
+        #expect(Glibc.kill(follower.process.processIdentifier, SIGCONT) == 0)
+        // Woken by the events queued while it was stopped, it jumps to the checkpoint of commit 300.
+        #expect(eventually(within: 120) { follower.lines.contains("refresh 0 300") || follower.isFinished })
+
+        let more = try FollowChild(arguments + ["--commits", "340"])
+        #expect(more.waitForExit(within: 300))
+        #expect(follower.waitForExit(within: 120))
+        let lines = follower.lines
+        let published = lines.filter { $0.hasPrefix("commit ") || $0.hasPrefix("refresh ") }
+        #expect(published == ["refresh 0 300"] + (301...340).map { "commit \($0)" })
+        let reopened = try Store(
+            directory: directory, schema: CrashWorkload.schema, options: StoreOptions(readOnly: true))
+        #expect(reopened.snapshot.sequence == 340)
+        #expect(lines.contains("digest \(FollowerCommand.digest(of: reopened.snapshot))"))
+        #expect(lines.last == "closed 340")
+        try reopened.close()
     }
 
     @Test("a follower that is not notified (no inotify) follows by its timer")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import TrellisCore
@@ -119,6 +120,53 @@ import Testing
         }
         for _ in 0..<3 { seen.append(try #require(try await iterator.next()).sequence) }
         #expect(seen == [2, 3, 4, 5, 6])
+    }
+
+    @Test(
+        "without per-commit durability, the feed delivers a commit only once the journal synced it: each entry is durable when the consumer gets it"
+    )
+    func historyUpdatesDeliverOnlyDurableEntries() async throws {
+        let temporary = TemporaryDirectory()
+        var options = StoreOptions(durability: .none, compaction: .manual)
+        options.history = .none
+        let store = try Store(
+            directory: temporary.store, models: [Project.self, Chore.self, Folder.self], options: options)
+        let journal = try #require(store.journal)
+        let context = ModelContext(store)
+        context.insert(Folder(name: "first"))
+        try context.save()
+        // Each entry with the newest durable commit at the moment the consumer got it.
+        let received = Mutex<[(sequence: UInt64, durable: UInt64)]>([])
+        let stream = store.historyUpdates(since: HistoryToken(sequence: 0, storeID: try store.historyStoreID()))
+        let consumer = Task {
+            for try await entry in stream {
+                let durable = journal.durableSequence
+                received.locked { $0.append((entry.sequence, durable)) }
+            }
+        }
+        defer { consumer.cancel() }
+        // The past read syncs what was published (`flush`): entry 1 arrives durable.
+        #expect(await eventuallyYielding { received.locked { $0.count } == 1 })
+        for k in 0..<3 {
+            context.insert(Folder(name: "unsynced \(k)"))
+            try context.save()
+        }
+        // The flusher writes the three records without a sync (the page cache holds them) ...
+        let reader = try JournalReader(directory: temporary.store)
+        #expect(
+            try eventually(within: 30) {
+                var records = 0
+                _ = try reader.forEachRecord { _ in records += 1 }
+                return records == 4
+            })
+        #expect(journal.durableSequence == 1)
+        // ... and only the sync delivers them; none earlier (the consumer records the durable sequence it saw).
+        try store.flush()
+        #expect(await eventuallyYielding { received.locked { $0.count } == 4 })
+        let entries = received.locked { $0 }
+        #expect(entries.map(\.sequence) == [1, 2, 3, 4])
+        #expect(entries.allSatisfy { $0.durable >= $0.sequence }, "delivered before its sync: \(entries)")
+        try store.close()
     }
 
     @Test func readersOfTheFeedDoNotStopCommits() throws {
