@@ -12,6 +12,7 @@ import Trellis
 ///     trellis-crashtest migrate-contacts --dir PATH
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
+///     trellis-crashtest tags --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
@@ -32,7 +33,8 @@ import Trellis
 /// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
-/// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`).
+/// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`); `tags` one of the
+/// collection attributes' (`TagsCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
 ///
@@ -51,6 +53,7 @@ struct CrashTestCommand {
         case migrateContacts = "migrate-contacts"
         case dump
         case profiles
+        case tags
         case historyChild = "history-child"
     }
 
@@ -81,7 +84,8 @@ struct CrashTestCommand {
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
         + "       trellis-crashtest migrate-contacts --dir PATH\n"
         + "       trellis-crashtest dump --dir PATH\n"
-        + "       trellis-crashtest profiles --dir PATH --add ROUND"
+        + "       trellis-crashtest profiles --dir PATH --add ROUND\n"
+        + "       trellis-crashtest tags --dir PATH --add ROUND\n"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
 
     init(arguments: [String]) throws(UsageError) {
@@ -128,6 +132,7 @@ struct CrashTestCommand {
         case .migrateContacts: try migrateContacts()
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
+        case .tags: try TagsCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         }
     }

@@ -203,6 +203,7 @@ package enum ChangeSetCodec {
         case .data(let d): return 2 + d.count
         case .uuid: return 17
         case .url, .decimal: return 32
+        case .list(let elements): return 2 + elements.reduce(0) { $0 + estimatedSize($1) }
         }
     }
 

@@ -147,6 +147,8 @@ final class CompositeShape: Sendable {
         case .uuid: return .uuid(UUID(uuid: (UInt8(n), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .url: return .url(URL(string: alternate ? "b:" : "a:")!)
         case .decimal: return .decimal(Decimal(n))
+        case .stringArray, .stringSet: return .list(alternate ? [.string("b")] : [])
+        case .intArray: return .list(alternate ? [.int(1)] : [])
         }
     }
 }

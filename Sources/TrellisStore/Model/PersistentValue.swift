@@ -207,3 +207,58 @@ extension Int8: PersistentValue, PersistentInteger {
     /// `AttributeType.int8`: the width commits check values against.
     public static var attributeType: AttributeType { .int8 }
 }
+
+/// A type whose values can be the elements of a collection attribute: `String` (`[String]`, `Set<String>`) and `Int`
+/// (`[Int]`).
+public protocol PersistentElement: PersistentValue, Hashable {
+    /// The attribute type of an array of this element type.
+    static var arrayAttributeType: AttributeType { get }
+}
+
+extension String: PersistentElement {
+    /// `AttributeType.stringArray`.
+    public static var arrayAttributeType: AttributeType { .stringArray }
+}
+
+extension Int: PersistentElement {
+    /// `AttributeType.intArray`.
+    public static var arrayAttributeType: AttributeType { .intArray }
+}
+
+/// A collection attribute (`@Attribute var tags: [String] = []`): the elements in order, repeats kept. Predicates
+/// test it with `contains` and `isEmpty`; an index on it holds each element.
+extension Array: PersistentValue where Element: PersistentElement {
+    /// `[String]` is `.stringArray`, `[Int]` is `.intArray`.
+    public static var attributeType: AttributeType { Element.arrayAttributeType }
+    /// `Value.list` of the elements' values.
+    public var persistentValue: Value { .list(map(\.persistentValue)) }
+    /// The elements of a `.list` value; nil for another case or an element of another type.
+    public init?(persistentValue value: Value) {
+        guard case .list(let elements) = value else { return nil }
+        var out: [Element] = []
+        out.reserveCapacity(elements.count)
+        for e in elements {
+            guard let element = Element(persistentValue: e) else { return nil }
+            out.append(element)
+        }
+        self = out
+    }
+}
+
+/// A set of strings (`@Attribute var labels: Set<String> = []`), stored as its distinct elements in ascending order.
+extension Set: PersistentValue where Element == String {
+    /// `AttributeType.stringSet`.
+    public static var attributeType: AttributeType { .stringSet }
+    /// `Value.list` of the elements, ascending.
+    public var persistentValue: Value { .list(sorted().map(Value.string)) }
+    /// The elements of a `.list` value of strings; nil for another case.
+    public init?(persistentValue value: Value) {
+        guard case .list(let elements) = value else { return nil }
+        var out = Set<String>(minimumCapacity: elements.count)
+        for e in elements {
+            guard case .string(let s) = e else { return nil }
+            out.insert(s)
+        }
+        self = out
+    }
+}

@@ -93,6 +93,8 @@ struct QueryPlanner {
         case equal(Value)
         case among([Value])
         case range(Range)
+        /// A collection attribute holding this element (`$0.tags.contains("x")`), which an element index answers.
+        case contains(Value)
     }
 
     private struct Term {
@@ -105,6 +107,7 @@ struct QueryPlanner {
             case .equal(let v): return !v.isNull
             case .among(let vs): return !vs.contains(.null)
             case .range(let r): return !r.nulls
+            case .contains: return true
             }
         }
     }
@@ -157,6 +160,11 @@ struct QueryPlanner {
             // `$0.project?.archived ?? false`
             guard let c = column(x), description(c).type == .bool else { return nil }
             return Term(column: c, condition: f ? .among([.null, .bool(true)]) : .equal(.bool(true)))
+        case .elementContains(let x, .constant(let v)):
+            guard let c = column(x), let element = description(c).type.elementType,
+                let n = element.normalized(v), !n.isNull
+            else { return nil }
+            return Term(column: c, condition: .contains(n))
         case .not(.attribute(0, [], let a))
         where layout.attributes[a].type == .bool && !layout.attributes[a].isOptional:
             return Term(column: Column(hops: [], attribute: a), condition: .equal(.bool(false)))
@@ -194,6 +202,7 @@ struct QueryPlanner {
         var equal: [Int: (Value, Int)] = [:]
         var among: [Int: ([Value], Int)] = [:]
         var ranges: [Int: (Range, [Int])] = [:]
+        var contains: [Int: [(Value, Int)]] = [:]
         for (i, term) in terms.enumerated() {
             guard let term, term.column.hops.isEmpty else { continue }
             let a = term.column.attribute
@@ -203,12 +212,28 @@ struct QueryPlanner {
             case .range(let r):
                 let (range, used) = ranges[a] ?? (Range(nulls: true), [])
                 ranges[a] = (range.intersected(with: r), used + [i])
+            case .contains(let v): contains[a, default: []].append((v, i))
             }
         }
         let names = layout.attributes.map(\.name)
         var best: Access?
         var ordered: Access?
         for (number, index) in layout.indexes.enumerated() {
+            if index.isElements {
+                // An element index answers `contains`: the objects holding the element, once each. Of several
+                // elements asked for, the rarest one's entries are the candidates.
+                for (v, i) in contains[index.columns[0]] ?? [] {
+                    var access = Access(
+                        kind: .indexEquality, index: IndexKey(entity: entity, index: number), columns: index.columns)
+                    access.prefixes = [[v]]
+                    access.bounds = ["\(names[index.columns[0]]) contains \(v)"]
+                    access.candidates = count(access)
+                    access.cost = access.candidates
+                    access.exact = complete && conjuncts.count == 1 && i == 0
+                    if best == nil || access.candidates < best!.candidates { best = access }
+                }
+                continue
+            }
             var access = Access(index: IndexKey(entity: entity, index: number), columns: index.columns)
             var used = Set<Int>()
             var singleValued = true
