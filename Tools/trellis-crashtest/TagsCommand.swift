@@ -10,6 +10,8 @@ final class Tagged: Model {
     @Attribute var maybeTags: [String]?
     @Attribute var maybeCodes: [Int]?
     @Attribute var maybeLabels: Set<String>?
+    @Attribute(.indexed) var metadata: [String: String] = [:]
+    @Attribute var maybeMetadata: [String: String]?
 }
 
 /// The collections of one `Tagged` object, as plain values.
@@ -20,6 +22,8 @@ struct TaggedValues: Equatable {
     var maybeTags: [String]?
     var maybeCodes: [Int]?
     var maybeLabels: Set<String>?
+    var metadata: [String: String]
+    var maybeMetadata: [String: String]?
 }
 
 enum TagsCommand {
@@ -34,7 +38,9 @@ enum TagsCommand {
             tags: tags, codes: codes, labels: labels,
             maybeTags: n % 3 == 1 ? nil : (n % 3 == 2 ? [] : ["m\(v)", ""]),
             maybeCodes: n % 2 == 0 ? nil : [round],
-            maybeLabels: n % 4 == 0 ? nil : Set(n % 4 == 1 ? [] : ["x\(v % 3)", "y"]))
+            maybeLabels: n % 4 == 0 ? nil : Set(n % 4 == 1 ? [] : ["x\(v % 3)", "y"]),
+            metadata: n % 5 == 0 ? [:] : ["color": "c\(v % 3)", "owner": "ö\(n)", "": v % 2 == 0 ? "" : "odd"],
+            maybeMetadata: n % 2 == 1 ? nil : (n % 4 == 0 ? [:] : ["k": "\(v)"]))
     }
 
     /// What round `rounds` leaves: items 1…rounds, each written again by every later round.
@@ -46,8 +52,11 @@ enum TagsCommand {
     static func line(_ number: Int, _ v: TaggedValues) -> String {
         func set(_ s: Set<String>?) -> String { s.map { "\($0.sorted())" } ?? "nil" }
         func optional<T>(_ x: T?) -> String { x.map { "\($0)" } ?? "nil" }
+        func pairs(_ d: [String: String]?) -> String {
+            d.map { "\($0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })" } ?? "nil"
+        }
         return "tagged \(number) \(v.tags) \(v.codes) \(set(v.labels)) \(optional(v.maybeTags)) "
-            + "\(optional(v.maybeCodes)) \(set(v.maybeLabels))"
+            + "\(optional(v.maybeCodes)) \(set(v.maybeLabels)) \(pairs(v.metadata)) \(pairs(v.maybeMetadata))"
     }
 
     /// The numbers of the items whose `tags` hold `element`, and those whose `labels` hold `label`: the lines a round
@@ -60,6 +69,10 @@ enum TagsCommand {
                 "labels contains l\(k): \(items.filter { $0.values.labels.contains("l\(k)") }.map(\.number))"
             }
             + ["tags empty: \(items.filter { $0.values.tags.isEmpty }.map(\.number))"]
+            + (0..<3).map { k in
+                "color c\(k): \(items.filter { $0.values.metadata["color"] == "c\(k)" }.map(\.number))"
+            }
+            + ["has owner: \(items.filter { $0.values.metadata["owner"] != nil }.map(\.number))"]
     }
 
     /// Round `round`: opens the store in `directory` (creating it), inserts item `round`, rewrites every earlier item's
@@ -75,6 +88,8 @@ enum TagsCommand {
             item.maybeTags = v.maybeTags
             item.maybeCodes = v.maybeCodes
             item.maybeLabels = v.maybeLabels
+            item.metadata = v.metadata
+            item.maybeMetadata = v.maybeMetadata
         }
         if round > 0 {
             let item = Tagged()
@@ -95,7 +110,8 @@ enum TagsCommand {
                     item.number,
                     TaggedValues(
                         tags: item.tags, codes: item.codes, labels: item.labels, maybeTags: item.maybeTags,
-                        maybeCodes: item.maybeCodes, maybeLabels: item.maybeLabels)))
+                        maybeCodes: item.maybeCodes, maybeLabels: item.maybeLabels, metadata: item.metadata,
+                        maybeMetadata: item.maybeMetadata)))
         }
         let byNumber = [SortDescriptor(\Tagged.number)]
         for k in 0..<6 {
@@ -113,6 +129,15 @@ enum TagsCommand {
         let empty = try context.fetch(
             FetchDescriptor<Tagged>(predicate: #Predicate { $0.tags.isEmpty }, sortBy: byNumber))
         say("tags empty: \(empty.map(\.number))")
+        for k in 0..<3 {
+            let color = "c\(k)"
+            let found = try context.fetch(
+                FetchDescriptor<Tagged>(predicate: #Predicate { $0.metadata["color"] == color }, sortBy: byNumber))
+            say("color \(color): \(found.map(\.number))")
+        }
+        let owned = try context.fetch(
+            FetchDescriptor<Tagged>(predicate: #Predicate { $0.metadata["owner"] != nil }, sortBy: byNumber))
+        say("has owner: \(owned.map(\.number))")
         try store.close()
         say("closed \(store.snapshot.sequence)")
     }

@@ -39,8 +39,8 @@ T_CHANGE_SET, T_ROWS, T_FOOTER, T_COLUMNS, T_INDEX_ORDER, T_MIGRATION = 1, 2, 3,
 # § The schema in every header: AttributeType and DeleteRule raw values.
 TYPE_NAMES = {1: "Bool", 2: "Int", 3: "Int8", 4: "Int16", 5: "Int32", 6: "Int64", 7: "Double", 8: "Float",
               9: "String", 10: "Date", 11: "Data", 12: "UUID", 13: "URL", 14: "Decimal",
-              15: "[String]", 16: "[Int]", 17: "Set<String>"}  # 15-17: collections, version 8
-COLLECTION_TYPES = {15: "string", 16: "int", 17: "string"}
+              15: "[String]", 16: "[Int]", 17: "Set<String>", 18: "[String: String]"}  # 15-18: version 8
+COLLECTION_TYPES = {15: "string", 16: "int", 17: "string", 18: "string"}
 INT_TYPES = {2, 3, 4, 5, 6}
 DOUBLE_TYPES = {7, 8}
 DELETE_RULES = {1: "nullify", 2: "cascade", 3: "deny", 4: "noAction"}
@@ -274,6 +274,10 @@ def collection_fits(type_raw, value):
     if type_raw == 17:
         keys = [string_key(e[1]) for e in elements]
         return all(a < b for a, b in zip(keys, keys[1:]))
+    if type_raw == 18:
+        # Each key, ascending and distinct, followed by its value.
+        keys = [string_key(e[1]) for e in elements[0::2]]
+        return len(elements) % 2 == 0 and all(a < b for a, b in zip(keys, keys[1:]))
     return True
 
 

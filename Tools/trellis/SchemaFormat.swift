@@ -255,6 +255,12 @@ enum SchemaInput {
                 return .string(s)
             }
             return type.normalized(.list(elements))
+        case .stringDictionary:
+            // As `ValueFormat.json` writes it: each key, ascending, followed by its value.
+            guard let items = json as? [Any], let strings = items as? [String],
+                let value = type.normalized(.list(strings.map(Value.string)))
+            else { throw wrong("an array of each key, ascending, followed by its value") }
+            return value
         case .intArray:
             guard let items = json as? [Any] else { throw wrong("an array of whole numbers") }
             return .list(

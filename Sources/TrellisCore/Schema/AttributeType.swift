@@ -22,6 +22,9 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
     case intArray = 16
     /// `Set<String>`: distinct strings, stored in ascending order (format version 8).
     case stringSet = 17
+    /// `[String: String]`: open metadata, stored as its keys (ascending, distinct) each followed by its value
+    /// (format version 8).
+    case stringDictionary = 18
 
     /// The Swift type's name (`"Int64"`, `"Date"`…).
     public var description: String {
@@ -43,6 +46,7 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         case .stringArray: return "[String]"
         case .intArray: return "[Int]"
         case .stringSet: return "Set<String>"
+        case .stringDictionary: return "[String: String]"
         }
     }
 
@@ -55,8 +59,9 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         }
     }
 
-    /// Whether values of this type are collections (`.list` values), which `contains` and `isEmpty` query.
-    public var isCollection: Bool { elementType != nil }
+    /// Whether values of this type are collections (`.list` values), which `isEmpty` queries; an index on one holds
+    /// its elements (its key–value pairs, for a dictionary).
+    public var isCollection: Bool { elementType != nil || self == .stringDictionary }
 
     /// Whether `value` (not null) is a valid value of this type, after `normalized(_:)`.
     func accepts(_ value: Value) -> Bool {
@@ -74,6 +79,11 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
             // Distinct and ascending: the one form a set is stored in, so equal sets are equal values.
             guard elements.allSatisfy({ $0.stringValue != nil }) else { return false }
             return zip(elements, elements.dropFirst()).allSatisfy { $0 < $1 }
+        case (.stringDictionary, .list(let elements)):
+            // Key, value, key, value…: strings, the keys ascending and distinct.
+            guard elements.count % 2 == 0, elements.allSatisfy({ $0.stringValue != nil }) else { return false }
+            let keys = stride(from: 0, to: elements.count, by: 2).map { elements[$0] }
+            return zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
         default: return false
         }
     }

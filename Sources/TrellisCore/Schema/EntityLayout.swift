@@ -17,6 +17,9 @@
         /// An index on one collection attribute: one entry per distinct element of each object's collection (none for
         /// null or empty), for `contains`.
         package var isElements = false
+        /// An element index on a `[String: String]` attribute: one entry per key–value pair, keyed by key then value,
+        /// so equality on a key's value and the presence of a key are prefixes.
+        package var isPairs = false
     }
 
     let number: UInt32
@@ -101,7 +104,10 @@
                 indexes[same].isUnique = indexes[same].isUnique || index.isUnique
                 continue
             }
-            indexes.append(IndexLayout(columns: columns, isUnique: index.isUnique, isElements: !collections.isEmpty))
+            indexes.append(
+                IndexLayout(
+                    columns: columns, isUnique: index.isUnique, isElements: !collections.isEmpty,
+                    isPairs: collections.contains { entity.attributes[$0].type == .stringDictionary }))
         }
         self.relationships = relationships
         self.indexes = indexes

@@ -169,10 +169,11 @@ extension Graph {
                                 changes[e][i].scalar.append((old, false))
                                 changes[e][i].scalar.append((new, true))
                             } else if encoders[e][i].elements {
-                                for entry in IndexEntry.elementEntries(list[c].old, serial: serial) {
+                                let pairs = encoders[e][i].pairs
+                                for entry in IndexEntry.elementEntries(list[c].old, serial: serial, pairs: pairs) {
                                     changes[e][i].general.append((entry, false))
                                 }
-                                for entry in IndexEntry.elementEntries(list[c].new, serial: serial) {
+                                for entry in IndexEntry.elementEntries(list[c].new, serial: serial, pairs: pairs) {
                                     changes[e][i].general.append((entry, true))
                                 }
                             } else {

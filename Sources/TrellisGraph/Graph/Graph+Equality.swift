@@ -90,7 +90,7 @@ extension Graph {
                     for (i, index) in layout.indexes.enumerated() {
                         if index.isElements {
                             expectedEntries[i] += IndexEntry.elementEntries(
-                                values[index.columns[0]], serial: row.id.serial)
+                                values[index.columns[0]], serial: row.id.serial, pairs: index.isPairs)
                         } else {
                             expectedEntries[i].append(
                                 IndexEntry(index.columns.map { values[$0] }, serial: row.id.serial))

@@ -64,7 +64,8 @@ package enum IndexBuilder {
             for r in Leaf.rows(leaf.present) {
                 let serial = key << Leaf.shift | UInt64(r)
                 entries.append(
-                    contentsOf: IndexEntry.elementEntries(leaf.columns[index.columns[0]].value(r), serial: serial))
+                    contentsOf: IndexEntry.elementEntries(
+                        leaf.columns[index.columns[0]].value(r), serial: serial, pairs: index.isPairs))
             }
         }
         return entries

@@ -6,13 +6,15 @@ struct IndexEncoder: Sendable {
     let coding: ScalarCoding?
     /// Whether the index holds a collection attribute's elements (one entry per distinct element).
     var elements = false
+    /// Whether those elements are a dictionary's key–value pairs.
+    var pairs = false
 
     /// Records in `changes` the entry `IndexTree.update(columns, serial:, adding:, value:)` would add or remove.
     func record(
         _ columns: [Int], serial: UInt64, adding: Bool, into changes: inout IndexChanges, value: (Int) -> Value
     ) {
         if elements {
-            for entry in IndexEntry.elementEntries(value(columns[0]), serial: serial) {
+            for entry in IndexEntry.elementEntries(value(columns[0]), serial: serial, pairs: pairs) {
                 changes.general.append((entry, adding))
             }
         } else if let coding {

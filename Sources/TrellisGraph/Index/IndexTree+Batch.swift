@@ -12,6 +12,7 @@ extension IndexTree {
     func encoder(_ layout: EntityLayout.IndexLayout) -> IndexEncoder {
         var encoder = self.encoder
         encoder.elements = layout.isElements
+        encoder.pairs = layout.isPairs
         return encoder
     }
 

@@ -26,11 +26,12 @@ package enum IndexTree: Sendable {
 
     /// Adds (or removes) the entry of `serial`, whose indexed values are `value(column)`.
     mutating func update(
-        _ columns: [Int], serial: UInt64, adding: Bool, elements: Bool = false, value: (Int) -> Value
+        _ columns: [Int], serial: UInt64, adding: Bool, elements: Bool = false, pairs: Bool = false,
+        value: (Int) -> Value
     ) {
         if elements, case .general(var tree) = self {
             self = .general(SortedTree())
-            for entry in IndexEntry.elementEntries(value(columns[0]), serial: serial) {
+            for entry in IndexEntry.elementEntries(value(columns[0]), serial: serial, pairs: pairs) {
                 if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
             }
             self = .general(tree)

@@ -262,3 +262,32 @@ extension Set: PersistentValue where Element == String {
         self = out
     }
 }
+
+/// Open metadata (`@Attribute var metadata: [String: String] = [:]`): stored as its keys in ascending order, each
+/// followed by its value. Predicates read one key (`$0.metadata["color"] == "red"`); an index on it holds each
+/// key–value pair, so equality on a key's value and the presence of a key are answered from it.
+extension Dictionary: PersistentValue where Key == String, Value == String {
+    /// `AttributeType.stringDictionary`.
+    public static var attributeType: AttributeType { .stringDictionary }
+    /// `Value.list` of each key, ascending, then its value.
+    public var persistentValue: TrellisCore.Value {
+        var elements: [TrellisCore.Value] = []
+        elements.reserveCapacity(count * 2)
+        for key in keys.sorted() {
+            elements.append(.string(key))
+            elements.append(.string(self[key]!))
+        }
+        return .list(elements)
+    }
+    /// The pairs of a `.list` value of keys and values; nil for another case, an odd count or a non-string.
+    public init?(persistentValue value: TrellisCore.Value) {
+        guard case .list(let elements) = value, elements.count % 2 == 0 else { return nil }
+        var out: [String: String] = [:]
+        out.reserveCapacity(elements.count / 2)
+        for i in stride(from: 0, to: elements.count, by: 2) {
+            guard case .string(let key) = elements[i], case .string(let v) = elements[i + 1] else { return nil }
+            out[key] = v
+        }
+        self = out
+    }
+}

@@ -21,18 +21,24 @@ extension Array: ToManyCollection where Element: Model {
 
 /// The types of collection attributes, whose `count` and `isEmpty` compile to the count of the stored elements.
 protocol ScalarCollection {
-    static var countKeyPath: AnyKeyPath { get }
+    /// Nil where the stored elements do not count the collection's (a dictionary stores keys and values).
+    static var countKeyPath: AnyKeyPath? { get }
     static var isEmptyKeyPath: AnyKeyPath { get }
 }
 
 extension Array: ScalarCollection where Element: PersistentElement {
-    static var countKeyPath: AnyKeyPath { \[Element].count }
+    static var countKeyPath: AnyKeyPath? { \[Element].count }
     static var isEmptyKeyPath: AnyKeyPath { \[Element].isEmpty }
 }
 
 extension Set: ScalarCollection where Element == String {
-    static var countKeyPath: AnyKeyPath { \Set<String>.count }
+    static var countKeyPath: AnyKeyPath? { \Set<String>.count }
     static var isEmptyKeyPath: AnyKeyPath { \Set<String>.isEmpty }
+}
+
+extension Dictionary: ScalarCollection where Key == String, Value == String {
+    static var countKeyPath: AnyKeyPath? { nil }
+    static var isEmptyKeyPath: AnyKeyPath { \[String: String].isEmpty }
 }
 
 extension PredicateExpressions.Variable: CompilableExpression {
@@ -213,6 +219,15 @@ extension PredicateExpressions.Arithmetic: CompilableExpression {
 
 extension PredicateExpressions.UnaryMinus: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression { .negate(c.compile(wrapped)) }
+}
+
+extension PredicateExpressions.DictionaryKeySubscript: CompilableExpression {
+    /// `$0.metadata["color"]` on a `[String: String]` attribute: the key's value, or null.
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let dictionary = c.compile(wrapped)
+        guard dictionary.path?.attribute != nil, Wrapped.Output.self == [String: String].self else { return .opaque }
+        return .keyValue(dictionary, c.compile(key))
+    }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: CompilableExpression {

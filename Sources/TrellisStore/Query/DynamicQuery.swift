@@ -35,6 +35,9 @@ public struct DynamicQuery: Sendable, Equatable {
         case contains(String, Value)
         /// The collection attribute holds no element (a null collection is not empty: it is nothing).
         case isEmpty(String)
+        /// The `[String: String]` attribute holds `key` with this value (`$0.metadata["color"] == "red"`), or with
+        /// any value for `.null` (`$0.metadata["color"] != nil`).
+        case entry(String, key: String, Value)
         /// Every condition holds.
         case and([Condition])
         /// At least one condition holds.
@@ -202,6 +205,21 @@ extension DynamicQuery {
                 throw TrellisError(.typeMismatch, "'\(n)' holds \(element) elements; \(v) does not fit")
             }
             return .elementContains(lhs, .constant(normalized))
+        case .entry(let n, let key, let v):
+            let (lhs, _) = try attribute(n, .null)
+            guard case .attribute(_, let hops, let a) = lhs else { return .opaque }
+            var target = entity
+            for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
+            let type = schema.layouts[Int(target)].attributes[a].type
+            guard type == .stringDictionary else {
+                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not [String: String]")
+            }
+            let read = QueryExpression.keyValue(lhs, .constant(.string(key)))
+            switch v {
+            case .null: return .compare(.notEqual, read, .constant(.null))
+            case .string: return .compare(.equal, read, .constant(v))
+            default: throw TrellisError(.typeMismatch, "'\(n)' holds strings; \(v) does not fit")
+            }
         case .isEmpty(let n):
             let (lhs, _) = try attribute(n, .null)
             return .compare(.equal, .count(lhs), .constant(.int(0)))

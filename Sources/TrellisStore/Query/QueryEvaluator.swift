@@ -67,6 +67,19 @@ struct QueryEvaluator {
             guard case .list(let elements) = evaluate(a, row) else { return .null }
             let element = evaluate(b, row)
             return .bool(elements.contains(element))
+        case .keyValue(let a, let b):
+            // Keys ascend: a binary search over the even positions.
+            guard case .list(let pairs) = evaluate(a, row), case .string(let key) = evaluate(b, row) else {
+                return .null
+            }
+            var (low, high) = (0, pairs.count / 2)
+            while low < high {
+                let middle = (low + high) / 2
+                guard case .string(let k) = pairs[2 * middle] else { return .null }
+                if k == key { return pairs[2 * middle + 1] }
+                if k < key { low = middle + 1 } else { high = middle }
+            }
+            return .null
         case .quantified(let all, .targets(let slot, let hops, let r), let bound, let test):
             guard let id = object(slot, hops) else { return .bool(all) }
             while slots.count <= bound { slots.append(nil) }

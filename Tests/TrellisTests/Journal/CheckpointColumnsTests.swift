@@ -97,6 +97,9 @@ import TrellisTestSupport
         case .stringSet:
             let strings = (0..<(rng.next() % 5)).map { _ in Value.string(randomString(&rng)) }
             return AttributeType.stringSet.normalized(.list(strings))!
+        case .stringDictionary:
+            let keys = Set((0..<(rng.next() % 4)).map { _ in randomString(&rng) }).sorted()
+            return .list(keys.flatMap { [Value.string($0), .string(randomString(&rng))] })
         }
     }
 

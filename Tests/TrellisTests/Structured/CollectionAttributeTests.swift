@@ -19,11 +19,13 @@ import Testing
         #expect(
             attributes == [
                 "number:Int", "tags:[String]", "codes:[Int]", "labels:Set<String>", "maybeTags:[String]?",
-                "maybeCodes:[Int]?", "maybeLabels:Set<String>?",
+                "maybeCodes:[Int]?", "maybeLabels:Set<String>?", "metadata:[String: String]",
+                "maybeMetadata:[String: String]?",
             ])
         #expect(schema.entities[0].attributes[1].defaultValue == .list([]))
-        #expect(schema.layouts[0].indexes.map(\.isElements) == [true, true])
-        #expect(schema.layouts[0].indexes.map(\.columns) == [[1], [3]])
+        #expect(schema.layouts[0].indexes.map(\.isElements) == [true, true, true])
+        #expect(schema.layouts[0].indexes.map(\.isPairs) == [false, false, true])
+        #expect(schema.layouts[0].indexes.map(\.columns) == [[1], [3], [7]])
     }
 
     @Test func aCollectionIsIndexedAloneAndNeverUnique() {
@@ -55,6 +57,10 @@ import Testing
             #expect(try reader.value().isIdentical(to: value))
             #expect(reader.isAtEnd)
         }
+        // The bytes journal-format.md gives: tag 12, a count, tagged elements (ints zigzag).
+        #expect(ByteWriter.bytes { $0.value(.list(["a", "b"])) } == [12, 2, 5, 1, 0x61, 5, 1, 0x62])
+        #expect(ByteWriter.bytes { $0.value(.list([1, -1])) } == [12, 2, 3, 2, 3, 1])
+        #expect(ByteWriter.bytes { $0.value(.list([])) } == [12, 0])
         let damaged: [[UInt8]] = [
             [12, 2, 3, 2, 5, 1, 0x61],  // an int and a string in one list
             [12, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0],  // a double element
@@ -130,13 +136,17 @@ import Testing
         for (item, e) in zip(items, expected) {
             let v = TaggedValues(
                 tags: item.tags, codes: item.codes, labels: item.labels, maybeTags: item.maybeTags,
-                maybeCodes: item.maybeCodes, maybeLabels: item.maybeLabels)
+                maybeCodes: item.maybeCodes, maybeLabels: item.maybeLabels, metadata: item.metadata,
+                maybeMetadata: item.maybeMetadata)
             #expect(v == e.values, "item \(item.number)")
         }
         // Every kind of value was written: empty and nil collections, and repeats.
         #expect(expected.contains { $0.values.tags.isEmpty } && expected.contains { $0.values.maybeTags == nil })
         #expect(expected.contains { $0.values.maybeTags == [] } && expected.contains { $0.values.maybeLabels == [] })
         #expect(expected.contains { Set($0.values.codes).count < $0.values.codes.count })
+        #expect(
+            expected.contains { $0.values.metadata.isEmpty } && expected.contains { $0.values.maybeMetadata == nil })
+        #expect(expected.contains { $0.values.maybeMetadata == [:] })
         #expect(opened.snapshot.invariantViolations() == [])
         try opened.close()
         #expect(try X.problems(store) == [])
