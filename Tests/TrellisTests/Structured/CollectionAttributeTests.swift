@@ -256,3 +256,58 @@ import Testing
         )
     }
 }
+
+/// A store written by format version 7 (the golden store) takes collection attributes by a migration: the migration
+/// and what follows go to a new version-8 segment, the version-7 files keep their bytes, and another process reads
+/// the result.
+@Suite struct CollectionFormatUpgradeTests {
+    @Test func aVersionSevenStoreTakesCollectionsByMigrationAndAnotherProcessReadsThem() throws {
+        let directory = try GoldenStoreTests().copy("format7-store")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fixture = GoldenStoreTests.fixtures.appendingPathComponent("format7-store")
+        var entities = GoldenStore.v2.entities
+        entities[1].attributes.append(AttributeDescription("tags", .stringArray, default: .list([])))
+        entities[1].attributes.append(AttributeDescription("meta", .stringDictionary, optional: true))
+        entities[1].indexes.append(.on("tags"))
+        let v3 = try Schema(entities)
+        let store = try Store(directory: directory, schema: v3, options: StoreOptions(compaction: .manual))
+        #expect(store.schema.history.count == 2)
+        let books = try store.snapshot.fetch(DynamicQuery("Book")).sorted { $0.serial < $1.serial }
+        #expect(books.map { Int($0.serial) } == GoldenStore.books)
+        #expect(try books.allSatisfy { try store.snapshot.value($0, "tags") == .list([]) })
+        try store.write { tx in
+            for id in books.prefix(5) { try tx.set(id, "tags", .list(["golden", .string("b\(id.serial)")])) }
+            try tx.set(books[1], "meta", .list(["color", "red", "size", "L"]))
+        }
+        let golden = DynamicQuery("Book", where: .contains("tags", "golden"))
+        #expect(try store.snapshot.count(golden) == 5)
+        #expect(try store.snapshot.explain(golden).index == ["tags"])
+        #expect(try store.snapshot.count(DynamicQuery("Book", where: .isEmpty("tags"))) == books.count - 5)
+        #expect(try store.snapshot.count(DynamicQuery("Book", where: .entry("meta", key: "color", "red"))) == 1)
+        let expected = try ContactsFixture.dump(store.snapshot)
+        try store.close()
+
+        // The version-7 files are as shipped (a segment only extended, never rewritten); every new one is version 8.
+        let shipped = Set(try FileManager.default.contentsOfDirectory(atPath: fixture.path))
+        var newSegments = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".trj") {
+            let bytes = try Data(contentsOf: directory.appendingPathComponent(name))
+            if shipped.contains(name) {
+                let original = try Data(contentsOf: fixture.appendingPathComponent(name))
+                #expect(bytes.prefix(original.count) == original, "\(name)")
+                #expect(bytes[8] == 7, "\(name)")
+            } else {
+                newSegments += 1
+                #expect(bytes[8] == 8, "\(name)")
+            }
+        }
+        #expect(newSegments == 1)
+
+        let child = try CrashChild.run(["dump", "--dir", directory.path])
+        #expect(child.exitStatus == 0 && !child.killed, "\(child.lines.suffix(3))")
+        #expect(child.lines == expected)
+        #expect(
+            child.lines.contains { $0.contains("tags=[\"golden\", \"b") && $0.contains("meta=[\"color\", \"red\"") })
+        #expect(try JournalReader(directory: directory).verify().problems == [])
+    }
+}
