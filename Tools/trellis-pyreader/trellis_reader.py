@@ -841,16 +841,25 @@ def decode_change_set(payload, schema, version=1):
     def entity():
         return r.number(n_entities - 1)
 
+    def value(e, a):
+        # Version 8: a collection's elements must fit its attribute (a set's and a dictionary's keys ascending).
+        v = read_value(r)
+        if v[0] == "list":
+            attributes = schema.entities[e].attributes
+            if a >= len(attributes) or attributes[a].kind != K_LIST or not collection_fits(attributes[a].type, v):
+                raise Bad(f"a list for attribute {a}, which does not hold it")
+        return v
+
     cs = {"inserts": [], "updates": [], "edits": [], "deletes": []}
     for _ in range(r.count(3)):
         e, serial = entity(), r.varint()
-        cs["inserts"].append((e, serial, [read_value(r) for _ in range(r.count())]))
+        cs["inserts"].append((e, serial, [value(e, a) for a in range(r.count())]))
     for _ in range(r.count(3)):
         e, serial = entity(), r.varint()
         changes = []
         for _ in range(r.count(3)):
             attribute = r.number(0xFFFFFFFF)
-            changes.append((attribute, read_value(r), read_value(r)))
+            changes.append((attribute, value(e, attribute), value(e, attribute)))
         cs["updates"].append((e, serial, changes))
     for _ in range(r.count(6)):
         kind = r.u8()
@@ -862,7 +871,7 @@ def decode_change_set(payload, schema, version=1):
         cs["edits"].append((kind, s_e, s_serial, k, t_e, t_serial))
     for _ in range(r.count(4)):
         e, serial = entity(), r.varint()
-        values = [read_value(r) for _ in range(r.count())]
+        values = [value(e, a) for a in range(r.count())]
         rels = schema.entities[e].relationships
         n = r.count()
         if n != len(rels):

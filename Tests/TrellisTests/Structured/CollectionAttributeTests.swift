@@ -73,6 +73,33 @@ import Testing
         }
     }
 
+    /// A change set whose list does not fit its attribute is damage when it is read, before it can apply.
+    @Test func aRecordsListMustFitItsAttribute() throws {
+        let schema = try Schema([
+            EntityDescription(
+                "Item",
+                attributes: [
+                    AttributeDescription("tags", .stringArray), AttributeDescription("labels", .stringSet),
+                    AttributeDescription("n", .int),
+                ])
+        ])
+        func record(_ values: [Value]) -> [UInt8] {
+            var changes = ChangeSet()
+            changes.inserts = [.init(id: ObjectID(entity: 0, serial: 1), values: values)]
+            return ChangeSetCodec.encode(changes, schema: schema)
+        }
+        let fine = try ChangeSetCodec.decode(
+            record([.list(["b", "a"]), .list(["a", "b"]), 1]), schema: schema, context: "t")
+        #expect(fine.inserts[0].values[0] == .list(["b", "a"]))
+        for values: [Value] in [
+            [.list([1]), .list([]), 1], [.list([]), .list(["b", "a"]), 1], [.list([]), .list([]), .list([1])],
+        ] {
+            #expect(throws: TrellisError.self, "\(values)") {
+                try ChangeSetCodec.decode(record(values), schema: schema, context: "t")
+            }
+        }
+    }
+
     /// The dynamic API: collection attributes by name, `contains` and `isEmpty` conditions planned on the element
     /// index, and a wrong element refused.
     @Test func dynamicSchemaAndQueries() throws {
