@@ -12,6 +12,7 @@ import Trellis
 ///     trellis-crashtest migrate-contacts --dir PATH [--add NAME]
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
+///     trellis-crashtest tags --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///     trellis-crashtest follow --dir PATH --commits UNTIL
 ///
@@ -34,7 +35,8 @@ import Trellis
 /// `took OPEN TOTAL` (microseconds from `opening` to the open's return and to the end, for aiming kills); with
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
-/// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`).
+/// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`); `tags` one of the
+/// collection attributes' (`TagsCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
 ///
@@ -53,6 +55,7 @@ struct CrashTestCommand {
         case migrateContacts = "migrate-contacts"
         case dump
         case profiles
+        case tags
         case historyChild = "history-child"
         case follow
     }
@@ -84,7 +87,8 @@ struct CrashTestCommand {
         + "       trellis-crashtest seed-contacts --dir PATH [--people N]\n"
         + "       trellis-crashtest migrate-contacts --dir PATH [--add NAME]\n"
         + "       trellis-crashtest dump --dir PATH\n"
-        + "       trellis-crashtest profiles --dir PATH --add ROUND"
+        + "       trellis-crashtest profiles --dir PATH --add ROUND\n"
+        + "       trellis-crashtest tags --dir PATH --add ROUND\n"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS\n"
         + "       trellis-crashtest follow --dir PATH --commits UNTIL"
 
@@ -132,6 +136,7 @@ struct CrashTestCommand {
         case .migrateContacts: try migrateContacts()
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
+        case .tags: try TagsCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         case .follow: try FollowerCommand.run(directory: directory, until: UInt64(commits))
         }

@@ -281,6 +281,14 @@ def main(argv):
     _, last = case("bytes-after-zlib-stream", "damage")
     ins = insert(d_entity, d_attrs, d_serial, [None] * len(d_attrs))
     append(last, deflated_frame(salt, 1, seq, change_set(inserts=[ins] * 1) + bytes(600), trailing=b"junk"))
+    # Version 8's list tag (12): a count far beyond the record, and a list where the schema has no collection (the
+    # base has none: every column's kind refuses it).
+    def raw_insert(first):
+        return varint(d_entity) + varint(d_serial) + varint(len(d_attrs)) + first + b"\x00" * (len(d_attrs) - 1)
+    _, last = case("list-huge-count", "damage")
+    append(last, encode_frame(salt, 1, seq, change_set(inserts=[raw_insert(b"\x0c" + varint(1 << 40) + b"\x03\x00")])))
+    _, last = case("list-in-a-scalar-column", "damage")
+    append(last, encode_frame(salt, 1, seq, change_set(inserts=[raw_insert(b"\x0c\x01\x05\x01a")])))
     # Resync over a large damaged segment: every aligned offset a plausible header with a bad checksum, each
     # claiming the rest of the file, then a valid record (so the damage is mid-log).
     store, last = case("resync-quadratic", "damage")

@@ -28,7 +28,7 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -38,13 +38,16 @@ T_CHANGE_SET, T_ROWS, T_FOOTER, T_COLUMNS, T_INDEX_ORDER, T_MIGRATION = 1, 2, 3,
 
 # § The schema in every header: AttributeType and DeleteRule raw values.
 TYPE_NAMES = {1: "Bool", 2: "Int", 3: "Int8", 4: "Int16", 5: "Int32", 6: "Int64", 7: "Double", 8: "Float",
-              9: "String", 10: "Date", 11: "Data", 12: "UUID", 13: "URL", 14: "Decimal"}
+              9: "String", 10: "Date", 11: "Data", 12: "UUID", 13: "URL", 14: "Decimal",
+              15: "[String]", 16: "[Int]", 17: "Set<String>", 18: "[String: String]"}  # 15-18: version 8
+COLLECTION_TYPES = {15: "string", 16: "int", 17: "string", 18: "string"}
 INT_TYPES = {2, 3, 4, 5, 6}
 DOUBLE_TYPES = {7, 8}
 DELETE_RULES = {1: "nullify", 2: "cascade", 3: "deny", 4: "noAction"}
 
 # Column kinds (§ Columns chunk payload)
 K_BOOL, K_INT, K_DOUBLE, K_DATE, K_STRING, K_OTHER = "bool", "int", "double", "date", "string", "other"
+K_LIST = "list"  # version 8: collection attributes
 
 
 def kind_of(type_raw):
@@ -58,6 +61,8 @@ def kind_of(type_raw):
         return K_DATE
     if type_raw == 9:
         return K_STRING
+    if type_raw in COLLECTION_TYPES:
+        return K_LIST
     return K_OTHER
 
 
@@ -213,6 +218,23 @@ def read_value(r):
         return ("decimal", text)
     if tag == 11:
         return ("decimal", "NaN")
+    if tag == 12:
+        # Version 8: a collection's elements, all ints (tag 3) or all strings (tag 5).
+        n = r.varint()
+        if n > r.left() // 2:
+            raise Bad(f"count {n} exceeds the input")
+        elements = []
+        for _ in range(n):
+            t = r.u8()
+            if t == 3:
+                elements.append(("int", r.signed()))
+            elif t == 5:
+                elements.append(("string", r.string()))
+            else:
+                raise Bad(f"value tag {t} in a list (only ints and strings)")
+            if elements[0][0] != elements[-1][0]:
+                raise Bad("a list mixing ints and strings")
+        return ("list", tuple(elements))
     raise Bad(f"unknown value tag {tag} at byte {r.pos - 1}")
 
 
@@ -240,7 +262,23 @@ def value_fits(kind, value):
     if tag == "null":
         return True
     return {K_BOOL: ("bool",), K_INT: ("int",), K_DOUBLE: ("double",), K_DATE: ("date",), K_STRING: ("string",),
-            K_OTHER: ("data", "uuid", "url", "decimal")}[kind].__contains__(tag)
+            K_OTHER: ("data", "uuid", "url", "decimal"), K_LIST: ("list",)}[kind].__contains__(tag)
+
+
+def collection_fits(type_raw, value):
+    """A stored collection: elements of the attribute's element type; a set's ascending (Swift's String order) and
+    distinct."""
+    elements = value[1]
+    if any(e[0] != COLLECTION_TYPES[type_raw] for e in elements):
+        return False
+    if type_raw == 17:
+        keys = [string_key(e[1]) for e in elements]
+        return all(a < b for a, b in zip(keys, keys[1:]))
+    if type_raw == 18:
+        # Each key, ascending and distinct, followed by its value.
+        keys = [string_key(e[1]) for e in elements[0::2]]
+        return len(elements) % 2 == 0 and all(a < b for a, b in zip(keys, keys[1:]))
+    return True
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -362,6 +400,8 @@ def resolve_schema(entities):
         for names, unique in e.indexes:
             if not names or any(n not in positions for n in names) or len(set(names)) != len(names):
                 raise Bad(f"{e.name}: bad index {names}")
+            if any(e.attributes[positions[n]].kind == K_LIST for n in names) and (len(names) > 1 or unique):
+                raise Bad(f"{e.name}: index {names}: a collection attribute is indexed alone and not unique")
             resolved.append(([positions[n] for n in names], unique, names))
         e.indexes = resolved
 
@@ -514,7 +554,7 @@ def read_header(data, magic, name):
     h = Header()
     h.version, h.flags, h.length = r.u16(), r.u16(), r.u32()
     if h.version not in READABLE_VERSIONS:
-        raise bad(f"format version {h.version}; this reader reads versions 1 to 7")
+        raise bad(f"format version {h.version}; this reader reads versions 1 to 8")
     if h.length < 64 or h.length > MAX_HEADER or h.length > len(data):
         raise bad(f"header length {h.length}")
     h.id, h.sequence, h.salt, h.stored_fingerprint = r.u64(), r.u64(), r.u64(), r.u64()
@@ -801,16 +841,25 @@ def decode_change_set(payload, schema, version=1):
     def entity():
         return r.number(n_entities - 1)
 
+    def value(e, a):
+        # Version 8: a collection's elements must fit its attribute (a set's and a dictionary's keys ascending).
+        v = read_value(r)
+        if v[0] == "list":
+            attributes = schema.entities[e].attributes
+            if a >= len(attributes) or attributes[a].kind != K_LIST or not collection_fits(attributes[a].type, v):
+                raise Bad(f"a list for attribute {a}, which does not hold it")
+        return v
+
     cs = {"inserts": [], "updates": [], "edits": [], "deletes": []}
     for _ in range(r.count(3)):
         e, serial = entity(), r.varint()
-        cs["inserts"].append((e, serial, [read_value(r) for _ in range(r.count())]))
+        cs["inserts"].append((e, serial, [value(e, a) for a in range(r.count())]))
     for _ in range(r.count(3)):
         e, serial = entity(), r.varint()
         changes = []
         for _ in range(r.count(3)):
             attribute = r.number(0xFFFFFFFF)
-            changes.append((attribute, read_value(r), read_value(r)))
+            changes.append((attribute, value(e, attribute), value(e, attribute)))
         cs["updates"].append((e, serial, changes))
     for _ in range(r.count(6)):
         kind = r.u8()
@@ -822,7 +871,7 @@ def decode_change_set(payload, schema, version=1):
         cs["edits"].append((kind, s_e, s_serial, k, t_e, t_serial))
     for _ in range(r.count(4)):
         e, serial = entity(), r.varint()
-        values = [read_value(r) for _ in range(r.count())]
+        values = [value(e, a) for a in range(r.count())]
         rels = schema.entities[e].relationships
         n = r.count()
         if n != len(rels):
@@ -1155,7 +1204,10 @@ def decode_columns_chunk(payload, schema):
             live = []
             for _ in range(k):
                 v = read_value(c)
-                if v[0] not in ("data", "uuid", "url", "decimal"):
+                if a.kind == K_LIST:
+                    if v[0] != "list" or not collection_fits(a.type, v):
+                        raise Bad(f"a {v[0]} in a column of {TYPE_NAMES[a.type]}")
+                elif v[0] not in ("data", "uuid", "url", "decimal"):
                     raise Bad(f"a {v[0]} in a column of {TYPE_NAMES[a.type]}")
                 live.append(v)
         expect_end(c)
@@ -1295,6 +1347,8 @@ def load_checkpoint(directory, name, expected_sequence, report):
                     raise Bad(f"an index order for entity {entity} after entity {current_entity}")
                 if i in orders:
                     raise Bad(f"a second order for index {i}")
+                if any(schema.entities[entity].attributes[c].kind == K_LIST for c in indexes[i][0]):
+                    raise Bad("an index order for an index of collection elements, which has none")
                 n = r.varint()
                 if n != count:
                     raise Bad(f"an index order of {n} places for {count} objects")
@@ -1323,7 +1377,7 @@ def load_checkpoint(directory, name, expected_sequence, report):
 # Index order (§ Index order): used to check index-order chunks against the document's definition
 
 TYPE_RANK = {"null": 0, "bool": 1, "int": 2, "double": 2, "decimal": 2, "string": 3, "date": 4, "data": 5,
-             "uuid": 6, "url": 7}
+             "uuid": 6, "url": 7, "list": 8}
 
 
 def double_key(x):
@@ -1357,6 +1411,8 @@ def value_key(v):
         return (rank, p)
     if tag == "uuid":
         return (rank, p)
+    if tag == "list":
+        return (rank, tuple(value_key(e) for e in p))
     return (rank, string_key(p))
 
 
@@ -1606,6 +1662,8 @@ def value_json(v):
         return json_quote(base64.b64encode(p).decode("ascii"))
     if tag == "uuid":
         return json_quote(uuid_text(p))
+    if tag == "list":
+        return arr([value_json(e) for e in p])
     return json_quote(p)  # url, decimal: their text
 
 

@@ -137,6 +137,8 @@ struct ConditionTyping {
         case .data: return "0x and hexadecimal bytes, or base64 text"
         case .uuid: return "a UUID, bare or in quotes"
         case .url: return "URL text"
+        case .stringArray, .intArray, .stringSet, .stringDictionary:
+            return "a collection (not comparable in a condition)"
         }
     }
 

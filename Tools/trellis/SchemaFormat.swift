@@ -248,6 +248,28 @@ enum SchemaInput {
             }
             guard boolean(json) == nil, let n = json as? NSNumber else { throw wrong("decimal text or a number") }
             return .decimal(n.decimalValue)
+        case .stringArray, .stringSet:
+            guard let items = json as? [Any] else { throw wrong("an array of strings") }
+            let elements = try items.map { item -> Value in
+                guard let s = item as? String else { throw wrong("an array of strings") }
+                return .string(s)
+            }
+            return type.normalized(.list(elements))
+        case .stringDictionary:
+            // As `ValueFormat.json` writes it: each key, ascending, followed by its value.
+            guard let items = json as? [Any], let strings = items as? [String],
+                let value = type.normalized(.list(strings.map(Value.string)))
+            else { throw wrong("an array of each key, ascending, followed by its value") }
+            return value
+        case .intArray:
+            guard let items = json as? [Any] else { throw wrong("an array of whole numbers") }
+            return .list(
+                try items.map { item -> Value in
+                    guard let n = try integer(item, path, in: Int64.min...Int64.max) else {
+                        throw wrong("an array of whole numbers")
+                    }
+                    return .int(n)
+                })
         }
     }
 

@@ -43,6 +43,7 @@ enum ValueFormat {
         case .uuid(let u): return .string(u.uuidString)
         case .url(let u): return .string(u.absoluteString)
         case .decimal(let d): return .string(d.description)
+        case .list(let elements): return .array(elements.map(json))
         }
     }
 

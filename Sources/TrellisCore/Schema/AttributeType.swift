@@ -16,6 +16,15 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
     case uuid = 12
     case url = 13
     case decimal = 14
+    /// `[String]`: strings in order, repeats kept (format version 8).
+    case stringArray = 15
+    /// `[Int]`: integers in order, repeats kept (format version 8).
+    case intArray = 16
+    /// `Set<String>`: distinct strings, stored in ascending order (format version 8).
+    case stringSet = 17
+    /// `[String: String]`: open metadata, stored as its keys (ascending, distinct) each followed by its value
+    /// (format version 8).
+    case stringDictionary = 18
 
     /// The Swift type's name (`"Int64"`, `"Date"`…).
     public var description: String {
@@ -34,8 +43,25 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         case .uuid: return "UUID"
         case .url: return "URL"
         case .decimal: return "Decimal"
+        case .stringArray: return "[String]"
+        case .intArray: return "[Int]"
+        case .stringSet: return "Set<String>"
+        case .stringDictionary: return "[String: String]"
         }
     }
+
+    /// The type of a collection's elements (`.string` for `[String]`); nil for a scalar type.
+    public var elementType: AttributeType? {
+        switch self {
+        case .stringArray, .stringSet: return .string
+        case .intArray: return .int
+        default: return nil
+        }
+    }
+
+    /// Whether values of this type are collections (`.list` values), which `isEmpty` queries; an index on one holds
+    /// its elements (its key–value pairs, for a dictionary).
+    public var isCollection: Bool { elementType != nil || self == .stringDictionary }
 
     /// Whether `value` (not null) is a valid value of this type, after `normalized(_:)`.
     func accepts(_ value: Value) -> Bool {
@@ -47,6 +73,17 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         case (.int8, .int(let i)): return Int8(exactly: i) != nil
         case (.int16, .int(let i)): return Int16(exactly: i) != nil
         case (.int32, .int(let i)): return Int32(exactly: i) != nil
+        case (.stringArray, .list(let elements)), (.intArray, .list(let elements)):
+            return elements.allSatisfy { !$0.isNull && elementType!.accepts($0) }
+        case (.stringSet, .list(let elements)):
+            // Distinct and ascending: the one form a set is stored in, so equal sets are equal values.
+            guard elements.allSatisfy({ $0.stringValue != nil }) else { return false }
+            return zip(elements, elements.dropFirst()).allSatisfy { $0 < $1 }
+        case (.stringDictionary, .list(let elements)):
+            // Key, value, key, value…: strings, the keys ascending and distinct.
+            guard elements.count % 2 == 0, elements.allSatisfy({ $0.stringValue != nil }) else { return false }
+            let keys = stride(from: 0, to: elements.count, by: 2).map { elements[$0] }
+            return zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
         default: return false
         }
     }
@@ -60,6 +97,10 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         case (.float, .int(let i)): return .double(Double(Float(i)))
         case (.float, .double(let d)): return .double(Double(Float(d)))
         case (.decimal, .int(let i)): return .decimal(Decimal(i))
+        case (.stringSet, .list(let elements)):
+            // Any strings name a set: sorted and made distinct here.
+            guard elements.allSatisfy({ $0.stringValue != nil }) else { return nil }
+            return .list(Array(Set(elements)).sorted())
         default: return accepts(value) ? value : nil
         }
     }

@@ -14,6 +14,12 @@
     package struct IndexLayout: Sendable {
         package var columns: [Int]
         package var isUnique: Bool
+        /// An index on one collection attribute: one entry per distinct element of each object's collection (none for
+        /// null or empty), for `contains`.
+        package var isElements = false
+        /// An element index on a `[String: String]` attribute: one entry per key–value pair, keyed by key then value,
+        /// so equality on a key's value and the presence of a key are prefixes.
+        package var isPairs = false
     }
 
     let number: UInt32
@@ -86,12 +92,22 @@
                 throw Self.invalid(
                     entity, "index on (\(index.attributes.joined(separator: ", "))) repeats an attribute")
             }
+            let collections = columns.filter { entity.attributes[$0].type.isCollection }
+            if !collections.isEmpty && (columns.count > 1 || index.isUnique) {
+                throw Self.invalid(
+                    entity,
+                    "index on (\(index.attributes.joined(separator: ", "))): a collection attribute is indexed alone "
+                        + "and not unique (its index holds each element)")
+            }
             if let same = indexes.firstIndex(where: { $0.columns == columns }) {
                 // One tree serves both: a unique constraint is also an ordered index.
                 indexes[same].isUnique = indexes[same].isUnique || index.isUnique
                 continue
             }
-            indexes.append(IndexLayout(columns: columns, isUnique: index.isUnique))
+            indexes.append(
+                IndexLayout(
+                    columns: columns, isUnique: index.isUnique, isElements: !collections.isEmpty,
+                    isPairs: collections.contains { entity.attributes[$0].type == .stringDictionary }))
         }
         self.relationships = relationships
         self.indexes = indexes

@@ -30,6 +30,9 @@ public enum Value: Sendable {
     case url(URL)
     /// A decimal number.
     case decimal(Decimal)
+    /// The elements of a collection attribute (`[String]`, `[Int]`, `Set<String>`), scalars of one case; a set's
+    /// elements are held sorted and distinct. Ordered element by element, a prefix first.
+    case list([Value])
 
     /// Whether this is `.null`.
     @inlinable public var isNull: Bool {
@@ -81,7 +84,14 @@ public enum Value: Sendable {
         case .data: return 5
         case .uuid: return 6
         case .url: return 7
+        case .list: return 8
         }
+    }
+
+    /// The elements of a `.list`; nil for any other case.
+    public var listValue: [Value]? {
+        if case .list(let elements) = self { return elements }
+        return nil
     }
 }
 
@@ -113,6 +123,9 @@ extension Value: Comparable, Hashable {
         case .data(let d): hasher.combine(d)
         case .uuid(let u): hasher.combine(u)
         case .url(let u): hasher.combine(u.absoluteString)
+        case .list(let elements):
+            hasher.combine(elements.count)
+            for e in elements { e.hash(into: &hasher) }
         }
     }
 
@@ -139,6 +152,12 @@ extension Value: Comparable, Hashable {
         case (.uuid(let a), .uuid(let b)): return a.uuidString < b.uuidString ? -1 : (a == b ? 0 : 1)
         case (.url(let a), .url(let b)):
             return a.absoluteString < b.absoluteString ? -1 : (a.absoluteString == b.absoluteString ? 0 : 1)
+        case (.list(let a), .list(let b)):
+            for i in 0..<min(a.count, b.count) {
+                let c = compare(a[i], b[i])
+                if c != 0 { return c }
+            }
+            return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
         default: return 0
         }
     }
@@ -186,6 +205,8 @@ extension Value {
         case (.decimal(let a), .decimal(let b)): return a == b && a.description == b.description
         case (.data(let a), .data(let b)): return a == b
         case (.string(let a), .string(let b)): return a == b
+        case (.list(let a), .list(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         default: return typeRank == other.typeRank && !isNumber && !other.isNumber && self == other
         }
     }
@@ -225,6 +246,7 @@ extension Value: CustomStringConvertible {
         case .uuid(let u): return u.uuidString
         case .url(let u): return u.absoluteString
         case .decimal(let d): return d.description
+        case .list(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"
         }
     }
 }

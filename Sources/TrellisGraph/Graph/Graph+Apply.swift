@@ -114,7 +114,7 @@ extension Graph {
             for e in tables.indices where !tables[e].indexes.isEmpty {
                 let width = schema.layouts[e].attributes.count
                 for (i, index) in schema.layouts[e].indexes.enumerated() {
-                    let encoder = tables[e].indexes[i].encoder
+                    let encoder = tables[e].indexes[i].encoder(index)
                     var list = IndexChanges()
                     if let coding = encoder.coding {
                         let c = index.columns[0]
@@ -146,7 +146,9 @@ extension Graph {
     /// are the stored ones: what `updateRun` records, from the updates alone.
     func nettedIndexChanges(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[NettedChanges]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
-        let encoders = tables.map { $0.indexes.map(\.encoder) }
+        let encoders = tables.indices.map { e in
+            zip(tables[e].indexes, schema.layouts[e].indexes).map { $0.encoder($1) }
+        }
         // Read in place: copying each update's change list (and the values in it) cost more than the entries.
         updates.withUnsafeBufferPointer { updates in
             for u in updates.indices {
@@ -166,6 +168,14 @@ extension Graph {
                                 let new = ScalarEntry(bits: coding.encode(list[c].new) ?? 0, serial: serial)
                                 changes[e][i].scalar.append((old, false))
                                 changes[e][i].scalar.append((new, true))
+                            } else if encoders[e][i].elements {
+                                let pairs = encoders[e][i].pairs
+                                for entry in IndexEntry.elementEntries(list[c].old, serial: serial, pairs: pairs) {
+                                    changes[e][i].general.append((entry, false))
+                                }
+                                for entry in IndexEntry.elementEntries(list[c].new, serial: serial, pairs: pairs) {
+                                    changes[e][i].general.append((entry, true))
+                                }
                             } else {
                                 changes[e][i].general.append((IndexEntry([list[c].old], serial: serial), false))
                                 changes[e][i].general.append((IndexEntry([list[c].new], serial: serial), true))

@@ -88,7 +88,13 @@ extension Graph {
                 if !layout.indexes.isEmpty {
                     let values = row.values
                     for (i, index) in layout.indexes.enumerated() {
-                        expectedEntries[i].append(IndexEntry(index.columns.map { values[$0] }, serial: row.id.serial))
+                        if index.isElements {
+                            expectedEntries[i] += IndexEntry.elementEntries(
+                                values[index.columns[0]], serial: row.id.serial, pairs: index.isPairs)
+                        } else {
+                            expectedEntries[i].append(
+                                IndexEntry(index.columns.map { values[$0] }, serial: row.id.serial))
+                        }
                     }
                 }
                 for (k, rel) in layout.relationships.enumerated() {

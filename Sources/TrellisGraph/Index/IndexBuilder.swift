@@ -55,6 +55,22 @@ package enum IndexBuilder {
         }
     }
 
+    /// Every live row's entries of an element index (one per distinct element), in serial order.
+    private static func elementKeys(
+        _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
+    ) -> ContiguousArray<IndexEntry> {
+        var entries = ContiguousArray<IndexEntry>()
+        for (key, leaf) in zip(keys, leaves) {
+            for r in Leaf.rows(leaf.present) {
+                let serial = key << Leaf.shift | UInt64(r)
+                entries.append(
+                    contentsOf: IndexEntry.elementEntries(
+                        leaf.columns[index.columns[0]].value(r), serial: serial, pairs: index.isPairs))
+            }
+        }
+        return entries
+    }
+
     /// An index built from its keys sorted in an array.
     package static func sortedIndex(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
@@ -71,9 +87,14 @@ package enum IndexBuilder {
             let values = ContiguousArray(repeating: (), count: sorted.count)
             return .scalar(SortedTree(ascendingKeys: sorted, values: values), coding)
         case .general:
-            var entries = ContiguousArray<IndexEntry>()
-            entries.reserveCapacity(count)
-            entries.append(contentsOf: generalKeys(index, keys: keys, leaves: leaves))
+            var entries: ContiguousArray<IndexEntry>
+            if index.isElements {
+                entries = elementKeys(index, keys: keys, leaves: leaves)
+            } else {
+                entries = ContiguousArray<IndexEntry>()
+                entries.reserveCapacity(count)
+                entries.append(contentsOf: generalKeys(index, keys: keys, leaves: leaves))
+            }
             entries.sortWithoutBuffer()
             let values = ContiguousArray(repeating: (), count: entries.count)
             return .general(SortedTree(ascendingKeys: entries, values: values))
@@ -85,6 +106,8 @@ package enum IndexBuilder {
     package static func placedIndex(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, places: inout [Int64], keys: [UInt64], leaves: [Leaf]
     ) -> IndexTree? {
+        // An element index has no stored order (it is not one entry per object): the caller sorts it.
+        guard !index.isElements else { return nil }
         switch empty {
         case .scalar(_, let coding):
             let sorted = ContiguousArray<ScalarEntry>.placing(places: places) { body in
@@ -109,6 +132,7 @@ package enum IndexBuilder {
     package static func streamedIndex(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf], count: Int
     ) -> IndexTree? {
+        guard !index.isElements else { return nil }
         switch empty {
         case .scalar(_, let coding):
             var builder = SortedTree<ScalarEntry, Void>.AscendingBuilder(count: count)

@@ -20,6 +20,21 @@ package struct IndexEntry: Comparable, Sendable {
         self.init(values[...], serial: serial)
     }
 
+    /// The entries of an element index (`EntityLayout.IndexLayout.isElements`) for a collection value: one per
+    /// distinct element, none for null or an empty collection; for a dictionary (`pairs`), one per key–value pair.
+    static func elementEntries(_ collection: Value, serial: UInt64, pairs: Bool = false) -> [IndexEntry] {
+        guard case .list(let elements) = collection, !elements.isEmpty else { return [] }
+        if pairs {
+            return stride(from: 0, to: elements.count - 1, by: 2).map {
+                IndexEntry([elements[$0], elements[$0 + 1]], serial: serial)
+            }
+        }
+        var seen = Set<Value>()
+        var entries: [IndexEntry] = []
+        for e in elements where seen.insert(e).inserted { entries.append(IndexEntry([e], serial: serial)) }
+        return entries
+    }
+
     static func lowerProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: 0) }
     static func upperProbe(_ values: [Value]) -> IndexEntry { IndexEntry(values, serial: .max) }
 

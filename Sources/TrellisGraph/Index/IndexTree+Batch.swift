@@ -8,6 +8,14 @@ extension IndexTree {
         }
     }
 
+    /// The encoder for this index as `layout` declares it (an element index expands each collection).
+    func encoder(_ layout: EntityLayout.IndexLayout) -> IndexEncoder {
+        var encoder = self.encoder
+        encoder.elements = layout.isElements
+        encoder.pairs = layout.isPairs
+        return encoder
+    }
+
     /// Applies recorded changes with the result of calling `update` for each, in order.
     mutating func apply(_ changes: IndexChanges, rebuildRatio: Int = 32) {
         apply(NettedChanges(changes), rebuildRatio: rebuildRatio)

@@ -25,7 +25,18 @@ package enum IndexTree: Sendable {
     // MARK: Maintenance
 
     /// Adds (or removes) the entry of `serial`, whose indexed values are `value(column)`.
-    mutating func update(_ columns: [Int], serial: UInt64, adding: Bool, value: (Int) -> Value) {
+    mutating func update(
+        _ columns: [Int], serial: UInt64, adding: Bool, elements: Bool = false, pairs: Bool = false,
+        value: (Int) -> Value
+    ) {
+        if elements, case .general(var tree) = self {
+            self = .general(SortedTree())
+            for entry in IndexEntry.elementEntries(value(columns[0]), serial: serial, pairs: pairs) {
+                if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
+            }
+            self = .general(tree)
+            return
+        }
         switch self {
         case .scalar(var tree, let coding):
             self = .general(SortedTree())  // release our hold so `tree` is uniquely referenced

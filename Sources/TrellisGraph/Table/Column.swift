@@ -6,7 +6,8 @@ import TrellisCore
 /// Only the array that matches the attribute's kind is allocated; the others stay empty (no allocation).
 @usableFromInline package struct Column: Sendable {
     @usableFromInline package enum Kind: UInt8, Sendable {
-        case bool, int, double, date, string, other
+        /// `list`: a collection attribute's `.list` values, held like `other`'s (format version 8).
+        case bool, int, double, date, string, other, list
 
         package init(_ type: AttributeType) {
             switch type {
@@ -16,6 +17,7 @@ import TrellisCore
             case .date: self = .date
             case .string: self = .string
             case .data, .uuid, .url, .decimal: self = .other
+            case .stringArray, .intArray, .stringSet, .stringDictionary: self = .list
             }
         }
     }
@@ -38,7 +40,7 @@ import TrellisCore
         ints = kind == .int ? .zeros(Leaf.width) : []
         doubles = kind == .double || kind == .date ? .zeros(Leaf.width) : []
         strings = PackedStrings()
-        others = kind == .other ? Array(repeating: .null, count: Leaf.width) : []
+        others = kind == .other || kind == .list ? Array(repeating: .null, count: Leaf.width) : []
     }
 
     @inlinable @inline(__always)
@@ -55,7 +57,7 @@ import TrellisCore
         case .double: return .double(doubles[row])
         case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
         case .string: return .string(strings.string(row))
-        case .other: return others[row]
+        case .other, .list: return others[row]
         }
     }
 
@@ -73,7 +75,7 @@ import TrellisCore
         case (.double, .double(let d)): doubles[row] = d
         case (.date, .date(let d)): doubles[row] = d.timeIntervalSinceReferenceDate
         case (.string, .string(let s)): strings.set(row, s)
-        case (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal): others[row] = value
+        case (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal), (.list, .list): others[row] = value
         default: return false
         }
         nulls &= ~bit
@@ -85,7 +87,7 @@ import TrellisCore
     func accepts(_ value: Value) -> Bool {
         switch (kind, value) {
         case (_, .null), (.bool, .bool), (.int, .int), (.double, .double), (.date, .date), (.string, .string),
-            (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal):
+            (.other, .data), (.other, .uuid), (.other, .url), (.other, .decimal), (.list, .list):
             return true
         default: return false
         }
@@ -138,7 +140,7 @@ import TrellisCore
                     }
                 }
             }
-        case .string, .other:
+        case .string, .other, .list:
             self.nulls = nulls
             for p in run { set(row(p), inserts[p].values[c]) }
             return
@@ -150,7 +152,7 @@ import TrellisCore
     mutating func clear(_ row: Int) {
         switch kind {
         case .string: if !strings.isEmpty(row) { strings.set(row, "") }
-        case .other: if !others[row].isNull { others[row] = .null }
+        case .other, .list: if !others[row].isNull { others[row] = .null }
         case .bool: bits &= ~(1 << UInt64(row))
         default: break
         }

@@ -55,7 +55,7 @@ extension EntityTable {
         }
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
         count += end - run.lowerBound
-        let encoders = indexes.map(\.encoder)
+        let encoders = zip(indexes, layout.indexes).map { $0.encoder($1) }
         let indexColumns = changes.isEmpty ? [] : layout.indexes.map(\.columns)
         inserts.withUnsafeBufferPointer { inserts in
             for p in run.lowerBound..<end {
@@ -82,7 +82,7 @@ extension EntityTable {
     ) -> BatchFailure? {
         let (l, _) = Self.split(updates[run.lowerBound].id.serial)
         guard leaves[l] != nil else { return .missing(run.lowerBound) }
-        let encoders = indexes.map(\.encoder)
+        let encoders = zip(indexes, layout.indexes).map { $0.encoder($1) }
         // No index changes are recorded when `changes` is empty: another thread is building the index trees.
         let indexed = !changes.isEmpty && layout.indexes.contains { !$0.columns.isEmpty }
         var failure: BatchFailure?
@@ -128,7 +128,7 @@ extension EntityTable {
         let (l, _) = Self.split(serials[serials.startIndex])
         var mask: UInt64 = 0
         for serial in serials { mask |= 1 << (serial & Leaf.mask) }
-        let encoders = indexes.map(\.encoder)
+        let encoders = zip(indexes, layout.indexes).map { $0.encoder($1) }
         var emptied = false
         leaves.modify(l, default: { Leaf(layout) }) { leaf in
             for serial in serials {

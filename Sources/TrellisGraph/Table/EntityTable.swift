@@ -69,7 +69,9 @@ import TrellisCore
         count += 1
         maxSerial = max(maxSerial, serial)
         for (i, index) in layout.indexes.enumerated() {
-            indexes[i].update(index.columns, serial: serial, adding: true) { values[$0] }
+            indexes[i].update(
+                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs
+            ) { values[$0] }
         }
         return true
     }
@@ -90,10 +92,14 @@ import TrellisCore
         for (i, index) in layout.indexes.enumerated() where index.columns.contains(attribute) {
             let before = oldIndexValues[k]
             k += 1
-            indexes[i].update(index.columns, serial: serial, adding: false) {
+            indexes[i].update(
+                index.columns, serial: serial, adding: false, elements: index.isElements, pairs: index.isPairs
+            ) {
                 before[index.columns.firstIndex(of: $0)!]
             }
-            indexes[i].update(index.columns, serial: serial, adding: true) { c in
+            indexes[i].update(
+                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs
+            ) { c in
                 c == attribute ? value : before[index.columns.firstIndex(of: c)!]
             }
         }
@@ -105,7 +111,9 @@ import TrellisCore
         guard contains(serial) else { return }
         for (i, index) in layout.indexes.enumerated() {
             let before = indexValues(index, serial: serial)
-            indexes[i].update(index.columns, serial: serial, adding: false) {
+            indexes[i].update(
+                index.columns, serial: serial, adding: false, elements: index.isElements, pairs: index.isPairs
+            ) {
                 before[index.columns.firstIndex(of: $0)!]
             }
         }

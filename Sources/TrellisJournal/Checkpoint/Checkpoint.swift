@@ -70,7 +70,8 @@ enum Checkpoint {
             offset = headerBytes.count
             for (e, layout) in graph.schema.layouts.enumerated() {
                 try writeColumns(graph.tables[e], entity: e, layout: layout) { try emit(.checkpointColumns, $0) }
-                for i in layout.indexes.indices where version >= 3 {
+                // An element index has an entry per element, not per object: it is rebuilt by sorting.
+                for i in layout.indexes.indices where version >= 3 && !layout.indexes[i].isElements {
                     guard let places = places(graph.tables[e], i) else { continue }
                     let payload = CheckpointIndexOrder.encode(
                         entity: e, index: i, places: places, level: compressionLevel)

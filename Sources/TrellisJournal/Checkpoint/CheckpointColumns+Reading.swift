@@ -143,6 +143,16 @@ extension CheckpointColumns {
                     default: throw c.failure("a \(value) in a column of \(attribute.type)")
                     }
                 }
+            case .list:
+                column.others.reserveCapacity(k)
+                for _ in 0..<k {
+                    let value = try c.value()
+                    // Elements of the attribute's type; a set's ascending and distinct.
+                    guard case .list = value, attribute.type.normalized(value)?.isIdentical(to: value) == true else {
+                        throw c.failure("a \(value) in a column of \(attribute.type)")
+                    }
+                    column.others.append(value)
+                }
             }
             try c.expectEnd()
             columns.append(column)

@@ -121,7 +121,7 @@ enum CheckpointColumns {
                 } else {
                     w.section(text, deflated: deflated)
                 }
-            case .other:
+            case .other, .list:
                 let values = head { head in
                     for (p, r) in live { head.value(parts[p].leaf.columns[a].others[r]) }
                 }
@@ -188,12 +188,13 @@ enum CheckpointColumns {
         for column in leaf.columns {
             switch column.kind {
             case .string: total += column.strings.bytes.count
-            case .other:
+            case .other, .list:
                 var m = mask
                 while m != 0 {
                     switch column.others[m.trailingZeroBitCount] {
                     case .data(let d): total += d.count
                     case .url(let u): total += u.absoluteString.utf8.count
+                    case .list(let elements): total += 8 + elements.count * 16
                     default: total += 24
                     }
                     m &= m - 1

@@ -39,6 +39,9 @@ enum CheckpointIndexOrder {
         let indexes = schema.layouts[entity].indexes.count
         guard indexes > 0 else { throw r.failure("an index order for \(schema.layouts[entity].name), which has none") }
         let index = try r.int(limit: indexes - 1)
+        guard !schema.layouts[entity].indexes[index].isElements else {
+            throw r.failure("an index order for an index of collection elements, which has none")
+        }
         return Header(entity: entity, index: index, reader: r)
     }
 

@@ -257,7 +257,7 @@ struct GraphBulkLoader {
                 for x in next..<Leaf.width { ends[x] = UInt32(end) }
                 // No bytes: every row is empty or null, which the empty `PackedStrings` says without allocating.
                 leaf.columns[c].strings = bytes.isEmpty ? PackedStrings() : PackedStrings(bytes: bytes, ends: ends)
-            case .other:
+            case .other, .list:
                 for k in slots.indices {
                     let (i, r) = (rows.lowerBound + k, slots[k])
                     if column.isNull(i) {
@@ -318,7 +318,7 @@ struct GraphBulkLoader {
                     }
                 }
                 target.bits |= bits
-            case .string, .other:
+            case .string, .other, .list:
                 return false
             }
             return true

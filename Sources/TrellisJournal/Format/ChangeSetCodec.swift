@@ -203,6 +203,7 @@ package enum ChangeSetCodec {
         case .data(let d): return 2 + d.count
         case .uuid: return 17
         case .url, .decimal: return 32
+        case .list(let elements): return 2 + elements.reduce(0) { $0 + estimatedSize($1) }
         }
     }
 
@@ -248,11 +249,24 @@ package enum ChangeSetCodec {
         // the schema allows (a mismatch is found when the change set applies): an inflated payload makes a count of
         // millions cost a few bytes on disk.
         func reserve(_ n: Int) -> Int { min(n, 1 << 12) }
+        // A collection's elements must be of its attribute's element type (a set's and a dictionary's ascending),
+        // which the column, knowing only the kind, cannot check when the change set applies.
+        func value(_ id: ObjectID, _ attribute: Int) throws(TrellisError) -> Value {
+            let v = try r.value()
+            guard case .list = v else { return v }
+            let attributes = schema.layouts[Int(id.entity)].attributes
+            guard attribute < attributes.count, attributes[attribute].type.normalized(v)?.isIdentical(to: v) == true
+            else {
+                throw r.failure(
+                    "a \(v) for \(attribute < attributes.count ? "\(attributes[attribute].type)" : "no") attribute")
+            }
+            return v
+        }
         func values(of id: ObjectID, _ what: String) throws(TrellisError) -> [Value] {
             let n = try r.count()
             var values: [Value] = []
             values.reserveCapacity(min(n, schema.layouts[Int(id.entity)].attributes.count))
-            for _ in 0..<n { values.append(try r.value()) }
+            for a in 0..<n { values.append(try value(id, a)) }
             return values
         }
 
@@ -273,8 +287,8 @@ package enum ChangeSetCodec {
                 let attribute = try r.int(limit: Int(UInt32.max))
                 update.changes.append(
                     .init(
-                        attribute: AttributeKey(entity: id.entity, index: attribute), old: try r.value(),
-                        new: try r.value()))
+                        attribute: AttributeKey(entity: id.entity, index: attribute), old: try value(id, attribute),
+                        new: try value(id, attribute)))
             }
             changes.updates.append(update)
         }

@@ -26,6 +26,8 @@ enum ValueTag: UInt8 {
     /// Varint length + the decimal in plain text ("-12.5"), which `Decimal(string:)` reads back exactly.
     case decimal = 10
     case decimalNaN = 11
+    /// Format version 8: varint count, then each element as a tagged value, all ints (tag 3) or all strings (tag 5).
+    case list = 12
 }
 
 extension ByteWriter {
@@ -56,6 +58,10 @@ extension ByteWriter {
                 u8(ValueTag.decimal.rawValue)
                 string(d.description)
             }
+        case .list(let elements):
+            u8(ValueTag.list.rawValue)
+            varint(elements.count)
+            for e in elements { self.value(e) }
         }
     }
 }
@@ -86,6 +92,23 @@ extension ByteReader {
             }
             return .decimal(d)
         case ValueTag.decimalNaN.rawValue: return .decimal(.nan)
+        case ValueTag.list.rawValue:
+            // Each element takes at least two bytes (tag and length or varint), so the count is bounded by the input.
+            let n = try count(minimumBytes: 2)
+            var elements: [Value] = []
+            elements.reserveCapacity(n)
+            for _ in 0..<n {
+                let tag = try u8()
+                switch tag {
+                case ValueTag.int.rawValue: elements.append(.int(try signed()))
+                case ValueTag.string.rawValue: elements.append(.string(try string()))
+                default: throw failure("value tag \(tag) in a list (only ints and strings)")
+                }
+                if elements.count > 1, elements[0].typeRank != elements[elements.count - 1].typeRank {
+                    throw failure("a list mixing ints and strings")
+                }
+            }
+            return .list(elements)
         default: throw failure("unknown value tag \(raw)")
         }
     }

@@ -243,7 +243,7 @@ extension QueryExpression {
         case .count(let e), .not(let e), .negate(let e), .isIn(let e, _): return e.readsOnlyOwnAttributes
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .coalesce(let a, let b),
             .flatMap(let a, let b), .arithmetic(_, let a, let b), .stringContains(let a, let b),
-            .stringHasPrefix(let a, let b):
+            .stringHasPrefix(let a, let b), .elementContains(let a, let b), .keyValue(let a, let b):
             return a.readsOnlyOwnAttributes && b.readsOnlyOwnAttributes
         case .conditional(let a, let b, let c):
             return a.readsOnlyOwnAttributes && b.readsOnlyOwnAttributes && c.readsOnlyOwnAttributes

@@ -147,6 +147,9 @@ final class CompositeShape: Sendable {
         case .uuid: return .uuid(UUID(uuid: (UInt8(n), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .url: return .url(URL(string: alternate ? "b:" : "a:")!)
         case .decimal: return .decimal(Decimal(n))
+        case .stringArray, .stringSet: return .list(alternate ? [.string("b")] : [])
+        case .stringDictionary: return .list(alternate ? [.string("b"), .string("b")] : [])
+        case .intArray: return .list(alternate ? [.int(1)] : [])
         }
     }
 }

@@ -207,3 +207,87 @@ extension Int8: PersistentValue, PersistentInteger {
     /// `AttributeType.int8`: the width commits check values against.
     public static var attributeType: AttributeType { .int8 }
 }
+
+/// A type whose values can be the elements of a collection attribute: `String` (`[String]`, `Set<String>`) and `Int`
+/// (`[Int]`).
+public protocol PersistentElement: PersistentValue, Hashable {
+    /// The attribute type of an array of this element type.
+    static var arrayAttributeType: AttributeType { get }
+}
+
+extension String: PersistentElement {
+    /// `AttributeType.stringArray`.
+    public static var arrayAttributeType: AttributeType { .stringArray }
+}
+
+extension Int: PersistentElement {
+    /// `AttributeType.intArray`.
+    public static var arrayAttributeType: AttributeType { .intArray }
+}
+
+/// A collection attribute (`@Attribute var tags: [String] = []`): the elements in order, repeats kept. Predicates
+/// test it with `contains` and `isEmpty`; an index on it holds each element.
+extension Array: PersistentValue where Element: PersistentElement {
+    /// `[String]` is `.stringArray`, `[Int]` is `.intArray`.
+    public static var attributeType: AttributeType { Element.arrayAttributeType }
+    /// `Value.list` of the elements' values.
+    public var persistentValue: Value { .list(map(\.persistentValue)) }
+    /// The elements of a `.list` value; nil for another case or an element of another type.
+    public init?(persistentValue value: Value) {
+        guard case .list(let elements) = value else { return nil }
+        var out: [Element] = []
+        out.reserveCapacity(elements.count)
+        for e in elements {
+            guard let element = Element(persistentValue: e) else { return nil }
+            out.append(element)
+        }
+        self = out
+    }
+}
+
+/// A set of strings (`@Attribute var labels: Set<String> = []`), stored as its distinct elements in ascending order.
+extension Set: PersistentValue where Element == String {
+    /// `AttributeType.stringSet`.
+    public static var attributeType: AttributeType { .stringSet }
+    /// `Value.list` of the elements, ascending.
+    public var persistentValue: Value { .list(sorted().map(Value.string)) }
+    /// The elements of a `.list` value of strings; nil for another case.
+    public init?(persistentValue value: Value) {
+        guard case .list(let elements) = value else { return nil }
+        var out = Set<String>(minimumCapacity: elements.count)
+        for e in elements {
+            guard case .string(let s) = e else { return nil }
+            out.insert(s)
+        }
+        self = out
+    }
+}
+
+/// Open metadata (`@Attribute var metadata: [String: String] = [:]`): stored as its keys in ascending order, each
+/// followed by its value. Predicates read one key (`$0.metadata["color"] == "red"`); an index on it holds each
+/// key–value pair, so equality on a key's value and the presence of a key are answered from it.
+extension Dictionary: PersistentValue where Key == String, Value == String {
+    /// `AttributeType.stringDictionary`.
+    public static var attributeType: AttributeType { .stringDictionary }
+    /// `Value.list` of each key, ascending, then its value.
+    public var persistentValue: TrellisCore.Value {
+        var elements: [TrellisCore.Value] = []
+        elements.reserveCapacity(count * 2)
+        for key in keys.sorted() {
+            elements.append(.string(key))
+            elements.append(.string(self[key]!))
+        }
+        return .list(elements)
+    }
+    /// The pairs of a `.list` value of keys and values; nil for another case, an odd count or a non-string.
+    public init?(persistentValue value: TrellisCore.Value) {
+        guard case .list(let elements) = value, elements.count % 2 == 0 else { return nil }
+        var out: [String: String] = [:]
+        out.reserveCapacity(elements.count / 2)
+        for i in stride(from: 0, to: elements.count, by: 2) {
+            guard case .string(let key) = elements[i], case .string(let v) = elements[i + 1] else { return nil }
+            out[key] = v
+        }
+        self = out
+    }
+}

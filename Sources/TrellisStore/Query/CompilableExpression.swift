@@ -19,6 +19,28 @@ extension Array: ToManyCollection where Element: Model {
     static var isEmptyKeyPath: AnyKeyPath { \[Element].isEmpty }
 }
 
+/// The types of collection attributes, whose `count` and `isEmpty` compile to the count of the stored elements.
+protocol ScalarCollection {
+    /// Nil where the stored elements do not count the collection's (a dictionary stores keys and values).
+    static var countKeyPath: AnyKeyPath? { get }
+    static var isEmptyKeyPath: AnyKeyPath { get }
+}
+
+extension Array: ScalarCollection where Element: PersistentElement {
+    static var countKeyPath: AnyKeyPath? { \[Element].count }
+    static var isEmptyKeyPath: AnyKeyPath { \[Element].isEmpty }
+}
+
+extension Set: ScalarCollection where Element == String {
+    static var countKeyPath: AnyKeyPath? { \Set<String>.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Set<String>.isEmpty }
+}
+
+extension Dictionary: ScalarCollection where Key == String, Value == String {
+    static var countKeyPath: AnyKeyPath? { nil }
+    static var isEmptyKeyPath: AnyKeyPath { \[String: String].isEmpty }
+}
+
 extension PredicateExpressions.Variable: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression { c.variable(key) }
 }
@@ -46,6 +68,11 @@ extension PredicateExpressions.KeyPath: CompilableExpression {
         }
         let base = c.compile(root)
         if let collection = Root.Output.self as? any ToManyCollection.Type, case .targets = base {
+            if keyPath == collection.countKeyPath { return .count(base) }
+            if keyPath == collection.isEmptyKeyPath { return .compare(.equal, .count(base), .constant(.int(0))) }
+        }
+        if let collection = Root.Output.self as? any ScalarCollection.Type, base.path?.attribute != nil {
+            // `$0.tags.isEmpty`, `$0.tags.count`: over the stored elements; null for a null collection.
             if keyPath == collection.countKeyPath { return .count(base) }
             if keyPath == collection.isEmptyKeyPath { return .compare(.equal, .count(base), .constant(.int(0))) }
         }
@@ -106,8 +133,18 @@ extension PredicateExpressions.Negation: CompilableExpression {
 
 extension PredicateExpressions.SequenceContains: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression {
-        guard case .list(let values) = c.compile(sequence) else { return .opaque }
-        return .isIn(c.compile(element), values)
+        let compiled = c.compile(sequence)
+        switch compiled {
+        case .list(let values): return .isIn(c.compile(element), values)
+        // A captured array of persistent values (`names.contains($0.name)`) compiles as one list value.
+        case .constant(.list(let values)): return .isIn(c.compile(element), Set(values))
+        default: break
+        }
+        // `$0.tags.contains("x")`: a collection attribute holding an element.
+        if compiled.path?.attribute != nil, LHS.Output.self is any ScalarCollection.Type {
+            return .elementContains(compiled, c.compile(element))
+        }
+        return .opaque
     }
 }
 
@@ -182,6 +219,15 @@ extension PredicateExpressions.Arithmetic: CompilableExpression {
 
 extension PredicateExpressions.UnaryMinus: CompilableExpression {
     func compile(_ c: PredicateCompiler) -> QueryExpression { .negate(c.compile(wrapped)) }
+}
+
+extension PredicateExpressions.DictionaryKeySubscript: CompilableExpression {
+    /// `$0.metadata["color"]` on a `[String: String]` attribute: the key's value, or null.
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let dictionary = c.compile(wrapped)
+        guard dictionary.path?.attribute != nil, Wrapped.Output.self == [String: String].self else { return .opaque }
+        return .keyValue(dictionary, c.compile(key))
+    }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: CompilableExpression {

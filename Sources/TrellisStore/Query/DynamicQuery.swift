@@ -31,6 +31,13 @@ public struct DynamicQuery: Sendable, Equatable {
         case greaterOrEqual(String, Value)
         /// The attribute's value is one of these (SQL's `IN`).
         case among(String, [Value])
+        /// The collection attribute holds this element (`$0.tags.contains("x")`); a null collection holds none.
+        case contains(String, Value)
+        /// The collection attribute holds no element (a null collection is not empty: it is nothing).
+        case isEmpty(String)
+        /// The `[String: String]` attribute holds `key` with this value (`$0.metadata["color"] == "red"`), or with
+        /// any value for `.null` (`$0.metadata["color"] != nil`).
+        case entry(String, key: String, Value)
         /// Every condition holds.
         case and([Condition])
         /// At least one condition holds.
@@ -185,6 +192,37 @@ extension DynamicQuery {
         case .among(let n, let values):
             let lhs = try attribute(n, .null).0
             return .isIn(lhs, Set(try values.map { try attribute(n, $0).1 }))
+        case .contains(let n, let v):
+            let (lhs, _) = try attribute(n, .null)
+            guard case .attribute(_, let hops, let a) = lhs else { return .opaque }
+            var target = entity
+            for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
+            let type = schema.layouts[Int(target)].attributes[a].type
+            guard let element = type.elementType else {
+                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not a collection")
+            }
+            guard let normalized = element.normalized(v), !normalized.isNull else {
+                throw TrellisError(.typeMismatch, "'\(n)' holds \(element) elements; \(v) does not fit")
+            }
+            return .elementContains(lhs, .constant(normalized))
+        case .entry(let n, let key, let v):
+            let (lhs, _) = try attribute(n, .null)
+            guard case .attribute(_, let hops, let a) = lhs else { return .opaque }
+            var target = entity
+            for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
+            let type = schema.layouts[Int(target)].attributes[a].type
+            guard type == .stringDictionary else {
+                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not [String: String]")
+            }
+            let read = QueryExpression.keyValue(lhs, .constant(.string(key)))
+            switch v {
+            case .null: return .compare(.notEqual, read, .constant(.null))
+            case .string: return .compare(.equal, read, .constant(v))
+            default: throw TrellisError(.typeMismatch, "'\(n)' holds strings; \(v) does not fit")
+            }
+        case .isEmpty(let n):
+            let (lhs, _) = try attribute(n, .null)
+            return .compare(.equal, .count(lhs), .constant(.int(0)))
         case .and(let parts): return try combine(parts, empty: true) { .and($0, $1) }
         case .or(let parts): return try combine(parts, empty: false) { .or($0, $1) }
         case .not(let inner): return .not(try compile(inner, entity, schema))

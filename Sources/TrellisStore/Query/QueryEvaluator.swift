@@ -35,7 +35,10 @@ struct QueryEvaluator {
         case .count(.targets(let slot, let hops, let r)):
             guard let id = object(slot, hops) else { return .null }
             return .int(Int64(view.targets(id, r).count))
-        case .count: return .null
+        case .count(let collection):
+            // A collection attribute's element count (`isEmpty`); null for a null collection.
+            guard case .list(let elements) = evaluate(collection, row) else { return .null }
+            return .int(Int64(elements.count))
         case .compare(let op, let a, let b): return .bool(Self.compare(op, evaluate(a, row), evaluate(b, row)))
         case .isIn(let a, let set): return .bool(set.contains(evaluate(a, row)))
         case .and(let a, let b): return .bool(evaluate(a, row) == .bool(true) && evaluate(b, row) == .bool(true))
@@ -60,6 +63,23 @@ struct QueryEvaluator {
         case .stringHasPrefix(let a, let b):
             guard case .string(let s) = evaluate(a, row), case .string(let t) = evaluate(b, row) else { return .null }
             return .bool(s.starts(with: t))
+        case .elementContains(let a, let b):
+            guard case .list(let elements) = evaluate(a, row) else { return .null }
+            let element = evaluate(b, row)
+            return .bool(elements.contains(element))
+        case .keyValue(let a, let b):
+            // Keys ascend: a binary search over the even positions.
+            guard case .list(let pairs) = evaluate(a, row), case .string(let key) = evaluate(b, row) else {
+                return .null
+            }
+            var (low, high) = (0, pairs.count / 2)
+            while low < high {
+                let middle = (low + high) / 2
+                guard case .string(let k) = pairs[2 * middle] else { return .null }
+                if k == key { return pairs[2 * middle + 1] }
+                if k < key { low = middle + 1 } else { high = middle }
+            }
+            return .null
         case .quantified(let all, .targets(let slot, let hops, let r), let bound, let test):
             guard let id = object(slot, hops) else { return .bool(all) }
             while slots.count <= bound { slots.append(nil) }

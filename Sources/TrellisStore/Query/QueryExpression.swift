@@ -36,6 +36,12 @@ indirect enum QueryExpression {
     case negate(QueryExpression)
     case stringContains(QueryExpression, QueryExpression)
     case stringHasPrefix(QueryExpression, QueryExpression)
+    /// Whether a collection attribute's value (the first) holds an element (the second): `$0.tags.contains("x")`.
+    /// Null when the collection is null.
+    case elementContains(QueryExpression, QueryExpression)
+    /// The value a `[String: String]` attribute (the first) holds for a key (the second): `$0.metadata["color"]`.
+    /// Null when the dictionary is null or has no such key.
+    case keyValue(QueryExpression, QueryExpression)
     /// Whether some (or every) target of a to-many relationship passes a test that reads it from `slot`.
     case quantified(all: Bool, QueryExpression, slot: Int, QueryExpression)
     /// Something the compiler does not understand: the whole predicate is then evaluated by Foundation on objects.
@@ -49,7 +55,8 @@ indirect enum QueryExpression {
         case .count(let e), .not(let e), .negate(let e), .isIn(let e, _): return e.isOpaque
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .coalesce(let a, let b),
             .flatMap(let a, let b), .arithmetic(_, let a, let b), .stringContains(let a, let b),
-            .stringHasPrefix(let a, let b), .quantified(_, let a, _, let b):
+            .stringHasPrefix(let a, let b), .quantified(_, let a, _, let b), .elementContains(let a, let b),
+            .keyValue(let a, let b):
             return a.isOpaque || b.isOpaque
         case .conditional(let a, let b, let c): return a.isOpaque || b.isOpaque || c.isOpaque
         }
@@ -108,6 +115,7 @@ indirect enum QueryExpression {
         case (.compare(let op, let x, let y), true) where op != .equal && op != .notEqual:
             // No ordering holds for a null.
             return read(x).union(read(y))
+        case (.elementContains(let x, _), true): return read(x)
         case (.and(let a, let b), true), (.or(let a, let b), false):
             return a.nonNullPaths(when: outcome).union(b.nonNullPaths(when: outcome))
         case (.not(let a), _): return a.nonNullPaths(when: !outcome)
@@ -140,6 +148,8 @@ indirect enum QueryExpression {
         case .negate(let a): return a.rerooted(through: hop).map { .negate($0) }
         case .stringContains(let a, let b): return two(a, b) { .stringContains($0, $1) }
         case .stringHasPrefix(let a, let b): return two(a, b) { .stringHasPrefix($0, $1) }
+        case .elementContains(let a, let b): return two(a, b) { .elementContains($0, $1) }
+        case .keyValue(let a, let b): return two(a, b) { .keyValue($0, $1) }
         case .conditional(let t, let a, let b):
             guard let u = t.rerooted(through: hop), let x = a.rerooted(through: hop), let y = b.rerooted(through: hop)
             else { return nil }

@@ -93,6 +93,11 @@ struct QueryPlanner {
         case equal(Value)
         case among([Value])
         case range(Range)
+        /// A collection attribute holding this element (`$0.tags.contains("x")`), which an element index answers.
+        case contains(Value)
+        /// A dictionary attribute holding this key with this value (`$0.metadata["color"] == "red"`), or with any
+        /// value when it is nil (`$0.metadata["color"] != nil`): a prefix of its pairs index.
+        case entry(Value, Value?)
     }
 
     private struct Term {
@@ -105,6 +110,7 @@ struct QueryPlanner {
             case .equal(let v): return !v.isNull
             case .among(let vs): return !vs.contains(.null)
             case .range(let r): return !r.nulls
+            case .contains, .entry: return true
             }
         }
     }
@@ -137,6 +143,13 @@ struct QueryPlanner {
         case .compare(let op, .constant(let v), let x):
             if case .constant = x { return nil }
             return classify(.compare(op.flipped, x, .constant(v)))
+        case .compare(let op, .keyValue(let x, .constant(let key)), .constant(let v)):
+            guard let c = column(x), description(c).type == .stringDictionary, case .string = key else { return nil }
+            switch (op, v) {
+            case (.equal, .string): return Term(column: c, condition: .entry(key, v))
+            case (.notEqual, .null): return Term(column: c, condition: .entry(key, nil))
+            default: return nil
+            }
         case .compare(let op, let x, .constant(let v)):
             if let c = column(x) { return term(c, op, v, fallback: nil) }
             // `($0.due ?? fallback) < cutoff`: the range, and the nulls when the fallback passes.
@@ -157,6 +170,11 @@ struct QueryPlanner {
             // `$0.project?.archived ?? false`
             guard let c = column(x), description(c).type == .bool else { return nil }
             return Term(column: c, condition: f ? .among([.null, .bool(true)]) : .equal(.bool(true)))
+        case .elementContains(let x, .constant(let v)):
+            guard let c = column(x), let element = description(c).type.elementType,
+                let n = element.normalized(v), !n.isNull
+            else { return nil }
+            return Term(column: c, condition: .contains(n))
         case .not(.attribute(0, [], let a))
         where layout.attributes[a].type == .bool && !layout.attributes[a].isOptional:
             return Term(column: Column(hops: [], attribute: a), condition: .equal(.bool(false)))
@@ -194,6 +212,8 @@ struct QueryPlanner {
         var equal: [Int: (Value, Int)] = [:]
         var among: [Int: ([Value], Int)] = [:]
         var ranges: [Int: (Range, [Int])] = [:]
+        var contains: [Int: [(Value, Int)]] = [:]
+        var entries: [Int: [([Value], Int)]] = [:]
         for (i, term) in terms.enumerated() {
             guard let term, term.column.hops.isEmpty else { continue }
             let a = term.column.attribute
@@ -203,12 +223,36 @@ struct QueryPlanner {
             case .range(let r):
                 let (range, used) = ranges[a] ?? (Range(nulls: true), [])
                 ranges[a] = (range.intersected(with: r), used + [i])
+            case .contains(let v): contains[a, default: []].append((v, i))
+            case .entry(let key, let v): entries[a, default: []].append(([key] + (v.map { [$0] } ?? []), i))
             }
         }
         let names = layout.attributes.map(\.name)
         var best: Access?
         var ordered: Access?
         for (number, index) in layout.indexes.enumerated() {
+            if index.isElements {
+                // An element index answers `contains`: the objects holding the element, once each. Of several
+                // elements asked for, the rarest one's entries are the candidates.
+                let name = names[index.columns[0]]
+                let probes =
+                    index.isPairs
+                    ? (entries[index.columns[0]] ?? []).map { prefix, i in
+                        (prefix, i, "\(name)[\(prefix[0])] " + (prefix.count > 1 ? "= \(prefix[1])" : "!= null"))
+                    }
+                    : (contains[index.columns[0]] ?? []).map { v, i in ([v], i, "\(name) contains \(v)") }
+                for (prefix, i, bound) in probes {
+                    var access = Access(
+                        kind: .indexEquality, index: IndexKey(entity: entity, index: number), columns: index.columns)
+                    access.prefixes = [prefix]
+                    access.bounds = [bound]
+                    access.candidates = count(access)
+                    access.cost = access.candidates
+                    access.exact = complete && conjuncts.count == 1 && i == 0
+                    if best == nil || access.candidates < best!.candidates { best = access }
+                }
+                continue
+            }
             var access = Access(index: IndexKey(entity: entity, index: number), columns: index.columns)
             var used = Set<Int>()
             var singleValued = true

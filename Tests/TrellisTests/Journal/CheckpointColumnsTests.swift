@@ -92,6 +92,14 @@ import TrellisTestSupport
                     )))
         case .url: return .url(URL(string: "https://example.com/\(rng.next() % 1000)?q=é")!)
         case .decimal: return .decimal(Decimal(Int(Int64(bitPattern: rng.next()) % 100_000)) / 100)
+        case .stringArray: return .list((0..<(rng.next() % 5)).map { _ in .string(randomString(&rng)) })
+        case .intArray: return .list((0..<(rng.next() % 5)).map { _ in randomValue(.int, &rng) })
+        case .stringSet:
+            let strings = (0..<(rng.next() % 5)).map { _ in Value.string(randomString(&rng)) }
+            return AttributeType.stringSet.normalized(.list(strings))!
+        case .stringDictionary:
+            let keys = Set((0..<(rng.next() % 4)).map { _ in randomString(&rng) }).sorted()
+            return .list(keys.flatMap { [Value.string($0), .string(randomString(&rng))] })
         }
     }
 
