@@ -81,7 +81,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "TrellisReplication"],
             path: "Tools/trellis",
             exclude: ["README.md"]
         ),

@@ -32,6 +32,8 @@ public final class ReplicationPublisher: Sendable {
     public let name: String
     /// The server's address.
     public let options: NATSOptions
+    /// The store's schema, put on the server for replicas that start from nothing.
+    let schema: Schema
 
     struct State: Sendable {
         var connection: NATSConnection?
@@ -74,6 +76,7 @@ public final class ReplicationPublisher: Sendable {
         }
         self.directory = directory
         self.name = name
+        self.schema = store.schema
         var options = try NATSOptions(url: url)
         options.name = "trellis-publisher-\(name)"
         self.options = options
@@ -262,6 +265,8 @@ public final class ReplicationPublisher: Sendable {
                         + "publishing stopped")
             }
         }
+        // The schema, for a replica that starts from nothing (replication-format.md, "The schema").
+        _ = try ObjectStore(js, bucket: "trellis-\(name)").put("schema", data: SchemaCodec.encode(schema))
         step.reader?.close()
         step.reader = DurableFrameReader(directory: path, after: last)
         state.locked {
