@@ -34,6 +34,10 @@ public final class ReplicationPublisher: Sendable {
     public let options: NATSOptions
     /// The store's schema, put on the server for replicas that start from nothing.
     let schema: Schema
+    /// The store published.
+    let store: Store
+    /// The history consumer the publisher acknowledges as, if any.
+    public let historyConsumer: String?
 
     struct State: Sendable {
         var connection: NATSConnection?
@@ -66,7 +70,12 @@ public final class ReplicationPublisher: Sendable {
 
     /// A publisher of `store` (a writable store with a directory) to the server at `url`, under `name` (letters,
     /// digits, `-` and `_`). Nothing is sent before `start()` (or `publishPending()`).
-    public init(store: Store, url: String, name: String) throws {
+    ///
+    /// With `historyConsumer`, the publisher acknowledges what the stream holds as that history consumer
+    /// (`Store.acknowledgeHistory`): open the store with `StoreOptions.history` naming it
+    /// (`HistoryRetention(consumers: ["replication"])`) and compaction keeps every record not yet published, so the
+    /// publisher catches up after any outage. Without it, a compaction can remove records it has not sent.
+    public init(store: Store, url: String, name: String, historyConsumer: String? = nil) throws {
         guard let directory = store.directory, !store.isReadOnly else {
             throw ReplicationError(.invalidArgument, "only a writable store with a directory can be published")
         }
@@ -77,6 +86,8 @@ public final class ReplicationPublisher: Sendable {
         self.directory = directory
         self.name = name
         self.schema = store.schema
+        self.store = store
+        self.historyConsumer = historyConsumer
         var options = try NATSOptions(url: url)
         options.name = "trellis-publisher-\(name)"
         self.options = options
@@ -176,6 +187,11 @@ public final class ReplicationPublisher: Sendable {
             }
             for frame in frames {
                 try publish(frame, js)
+            }
+            if let historyConsumer, let last = frames.last {
+                // Compaction may now drop what the stream holds. A failure here is retried with the next batch.
+                try store.acknowledgeHistory(
+                    consumer: historyConsumer, token: HistoryToken(sequence: last.sequence, storeID: nil))
             }
             return frames.count
         }

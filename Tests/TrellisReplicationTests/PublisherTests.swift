@@ -34,25 +34,28 @@ import TrellisReplication
 
     /// Every message of the stream, checked against the store's journal: message i is record i, with its id, its
     /// format and salt headers, and the record's frame bytes.
-    static func checkStream(_ server: NATSServer, name: String, directory: URL, records: UInt64) throws {
+    static func checkStream(
+        _ server: NATSServer, name: String, directory: URL, records: UInt64, from first: UInt64 = 1
+    ) throws {
         let connection = try NATSConnection(try NATSOptions(url: server.url))
         defer { connection.close() }
         let js = JetStream(connection)
         let info = try js.streamInfo("TRELLIS_" + name)
         #expect(info.state.messages == records)
-        let reader = DurableFrameReader(directory: directory.path, after: 0)
+        let reader = DurableFrameReader(directory: directory.path, after: first - 1)
         defer { reader.close() }
         var frames: [DurableFrame] = []
-        while UInt64(frames.count) < records {
+        while UInt64(frames.count) < records - first + 1 {
             let batch = try reader.next(limit: 1000)
             if batch.isEmpty { break }
             frames += batch
         }
-        try #require(UInt64(frames.count) >= records)
-        var sequence = info.state.firstSequence
-        for n in 1...records {
+        try #require(UInt64(frames.count) >= records - first + 1)
+        // Record n is stream message n.
+        var sequence = first
+        for n in first...records {
             let message = try js.message(stream: "TRELLIS_" + name, sequence: sequence)
-            let frame = frames[Int(n - 1)]
+            let frame = frames[Int(n - first)]
             #expect(message.subject == "trellis.\(name).rec")
             #expect(message.headers?["Nats-Msg-Id"] == String(n))
             #expect(message.headers?["Trellis-Format"] == String(frame.version))
@@ -111,6 +114,50 @@ import TrellisReplication
         #expect(publisher.failure == nil)
         try Self.checkStream(server, name: "outage", directory: directory, records: 450)
         try store.close()
+    }
+
+    @Test func aHistoryConsumerKeepsWhatACompactionDuringAnOutageWouldRemove() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        let kept = Self.temporary("kept")
+        let lost = Self.temporary("lost")
+        defer {
+            try? FileManager.default.removeItem(at: kept)
+            try? FileManager.default.removeItem(at: lost)
+        }
+        var options = StoreOptions()
+        options.history = HistoryRetention(consumers: ["replication"])
+        let store = try Store(directory: kept, models: [Item.self], options: options)
+        let publisher = try ReplicationPublisher(
+            store: store, url: server.url, name: "kept", historyConsumer: "replication")
+        // Without the consumer: the same outage and compaction take records the publisher never sent.
+        let plain = try Store(directory: lost, models: [Item.self])
+        let unprotected = try ReplicationPublisher(store: plain, url: server.url, name: "lost")
+        try Self.commit(store, count: 100, label: "before")
+        try Self.commit(plain, count: 100, label: "before")
+        #expect(try publisher.publishPending() == 100)
+        #expect(try unprotected.publishPending() == 100)
+        publisher.start()
+        unprotected.start()
+        try server.stop()
+        for s in [store, plain] {
+            try Self.commit(s, count: 300, label: "during")
+            try s.compact()
+            try Self.commit(s, count: 50, label: "after")
+        }
+        try server.start()
+        #expect(publisher.waitUntilPublished(450, timeout: .seconds(60)))
+        #expect(publisher.stop() && publisher.failure == nil)
+        try Self.checkStream(server, name: "kept", directory: kept, records: 450, from: 101)
+        // The unprotected publisher stops and says why; its stream keeps the 100 records it sent.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while unprotected.failure == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(unprotected.failure?.code == .failed)
+        #expect(unprotected.failure?.message.contains("no longer in the journal") == true)
+        #expect(unprotected.publishedSequence == 100)
+        unprotected.stop()
+        try store.close()
+        try plain.close()
     }
 
     @Test func aSecondWriterOnTheSameStreamIsRefused() throws {

@@ -81,9 +81,20 @@ package final class DurableFrameReader {
             try read(&segment, upTo: end, through: target, limit: limit, into: &frames)
             current = segment
             if frames.count >= limit || last >= target { break }
-            // Nothing more durable here: the next record is the first of the next segment.
-            guard let next = try? Self.openSegment(layer: layer, directory: directory, id: segment.id + 1) else {
-                break
+            // Nothing more durable here: the next record is the first of the next segment, unless a compaction removed
+            // it before the reader got there.
+            let next: Segment
+            do {
+                next = try Self.openSegment(layer: layer, directory: directory, id: segment.id + 1)
+            } catch let error as TrellisError where error.code == .io {
+                let now = try Manifest.parse(
+                    try layer.readWhole(
+                        joinPath(directory, JournalFormat.manifestName), limit: JournalFormat.maxHeaderBytes),
+                    file: JournalFormat.manifestName)
+                guard now.firstSegment > segment.id + 1 else { break }
+                throw TrellisError(
+                    .historyCompacted,
+                    "\(directory): record \(last + 1) is no longer in the journal (a compaction removed it)")
             }
             guard next.firstSequence == last + 1 else {
                 next.file.close()
@@ -106,8 +117,15 @@ package final class DurableFrameReader {
     /// Opens the segment holding record `last` + 1, positioned at it.
     private func locate(manifest: Manifest) throws -> Segment {
         var found: Segment?
-        for id in stride(from: manifest.lastSegment, through: manifest.firstSegment, by: -1) {
-            let segment = try Self.openSegment(layer: layer, directory: directory, id: id)
+        // Segments before the manifest's first are the history a retention keeps (`HISTORY`): read them too, down to
+        // the first one missing.
+        for id in stride(from: manifest.lastSegment, through: 1, by: -1) {
+            let segment: Segment
+            do {
+                segment = try Self.openSegment(layer: layer, directory: directory, id: id)
+            } catch let error as TrellisError where error.code == .io && id < manifest.firstSegment {
+                break
+            }
             if segment.firstSequence <= last + 1 {
                 found = segment
                 break
