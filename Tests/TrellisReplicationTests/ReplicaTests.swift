@@ -159,7 +159,7 @@ import Glibc
         }
     }
 
-    @Test func aReplicaInAnotherProcessMatchesTheWriterAndResumesAfterSIGKILL() throws {
+    @Test func twoReplicasInOtherProcessesMatchTheWriterAndOneResumesAfterSIGKILL() throws {
         let server = try NATSServer()
         defer { server.tearDown() }
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-replica-\(UUID())")
@@ -177,6 +177,9 @@ import Glibc
 
         // The replica starts while the writer goes on; it is killed mid-stream and started again.
         let arguments = ["replica", server.url, "tasks", replicaURL.path]
+        // A second replica runs through the whole test, untouched.
+        let otherURL = base.appendingPathComponent("other")
+        let other = try Child(["replica", server.url, "tasks", otherURL.path, "--until", "\(total)"])
         let first = try Child(arguments)
         #expect(first.waitForApplied(500, seconds: 120), "\(first.output)")
         try Self.work(context, count: 3_000, live: &live, start: 2_000)
@@ -189,27 +192,30 @@ import Glibc
         #expect(publisher.waitUntilPublished(UInt64(total), timeout: .seconds(180)))
         #expect(second.waitForExit(seconds: 300) == 0, "\(second.output)")
         #expect(second.applied == UInt64(total))
+        #expect(other.waitForExit(seconds: 300) == 0, "\(other.output)")
+        #expect(other.applied == UInt64(total))
         #expect(publisher.stop() && publisher.failure == nil)
         try store.close()
 
         // The replica's journal holds records 1 through the last, each once, in order (the reader throws on a gap or
         // a repeat), and its objects are the writer's, object for object.
-        let reader = DurableFrameReader(directory: replicaURL.path, after: 0)
-        var count: UInt64 = 0
-        while true {
-            let frames = try reader.next(limit: 1_000)
-            if frames.isEmpty { break }
-            for frame in frames {
-                count += 1
-                #expect(frame.sequence == count)
-            }
-        }
-        reader.close()
-        #expect(count == UInt64(total))
         let writerExport = try Self.export(writerURL)
-        let replicaExport = try Self.export(replicaURL)
         #expect(!writerExport.isEmpty && writerExport.contains("\"Task\""))
-        #expect(writerExport == replicaExport)
+        for url in [replicaURL, otherURL] {
+            let reader = DurableFrameReader(directory: url.path, after: 0)
+            var count: UInt64 = 0
+            while true {
+                let frames = try reader.next(limit: 1_000)
+                if frames.isEmpty { break }
+                for frame in frames {
+                    count += 1
+                    #expect(frame.sequence == count)
+                }
+            }
+            reader.close()
+            #expect(count == UInt64(total))
+            #expect(try Self.export(url) == writerExport)
+        }
     }
 
     @Test func aReplicaServesTheStoreReadOnlyWithItsLag() throws {
