@@ -17,7 +17,8 @@ public struct ReplicaLag: Sendable, Equatable {
 /// A read-only copy of a store in another process or on another machine, fed by the stream a
 /// `ReplicationPublisher` fills (`replication-format.md`).
 ///
-/// The replica keeps a store of its own in `directory`: each record of the stream is checked as recovery checks a
+/// A new replica starts from the newest checkpoint the publisher put on the server, if any. The replica keeps a store
+/// of its own in `directory`: each record of the stream is checked as recovery checks a
 /// frame, decoded, applied and written to the local journal under the writer's sequence number, so a restart resumes
 /// after the last record applied (no gap, no duplicate). `store` serves it read-only (every read API, the view
 /// context, live results, history) and moves as records are applied.
@@ -79,6 +80,7 @@ public final class Replica: Sendable {
                     .failed, "the server has no schema for \(name): start its publisher first (\(error.message))")
             }
             schema = try SchemaCodec.decode(bytes, context: "the stream's schema object")
+            try Self.bootstrap(connection, name: name, directory: directory, schema: schema)
         }
         local = try Store(directory: directory, schema: schema)
         do {
@@ -87,6 +89,27 @@ public final class Replica: Sendable {
             try? local.close()
             throw error
         }
+    }
+
+    /// What `latest` in the bucket says (replication-format.md, "Checkpoints").
+    struct Latest: Decodable {
+        var sequence: UInt64
+        var object: String
+    }
+
+    /// Makes the new replica's store from the newest checkpoint in the bucket, when there is one; the records after
+    /// it come from the stream.
+    private static func bootstrap(_ connection: NATSConnection, name: String, directory: URL, schema: Schema) throws {
+        let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)")
+        let latest: Latest
+        do {
+            latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
+        } catch let error as NATSError where error.code == .objectNotFound {
+            return
+        }
+        let bytes = try bucket.get(latest.object)
+        try ReplicaBootstrap.createStore(
+            directory: directory.path, checkpoint: bytes, sequence: latest.sequence, schema: schema)
     }
 
     /// The sequence number of the last record applied (durable locally).

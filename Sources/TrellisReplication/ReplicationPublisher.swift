@@ -45,6 +45,8 @@ public final class ReplicationPublisher: Sendable {
         var published: UInt64 = 0
         var streamSequence: UInt64 = 0
         var resumed = false
+        /// The newest checkpoint put in the bucket by this publisher.
+        var checkpoint: UInt64 = 0
         var failure: ReplicationError?
         var lastError: String?
     }
@@ -193,9 +195,28 @@ public final class ReplicationPublisher: Sendable {
                 try store.acknowledgeHistory(
                     consumer: historyConsumer, token: HistoryToken(sequence: last.sequence, storeID: nil))
             }
+            try putCheckpoint(js)
             return frames.count
         }
     }
+
+    /// Puts the store's checkpoint in the bucket once the stream holds the record it was made at: object
+    /// `checkpoint-<sequence in 16 hex digits>`, then object `latest` naming it (replication-format.md, "Checkpoints").
+    private func putCheckpoint(_ js: JetStream) throws {
+        let (published, done) = state.locked { ($0.published, $0.checkpoint) }
+        guard let (sequence, bytes) = try ReplicaBootstrap.checkpoint(directory: directory.path, after: done),
+            sequence <= published
+        else { return }
+        let bucket = try ObjectStore(js, bucket: "trellis-\(name)")
+        let object = "checkpoint-" + Self.hex16(sequence)
+        _ = try bucket.put(object, data: bytes)
+        let latest = "{\"sequence\":\(sequence),\"object\":\"\(object)\",\"streamSequence\":\(sequence)}"
+        _ = try bucket.put("latest", data: Array(latest.utf8))
+        state.locked { $0.checkpoint = sequence }
+    }
+
+    /// The sequence number of the newest checkpoint this publisher put on the server (0: none).
+    public var checkpointSequence: UInt64 { state.locked { $0.checkpoint } }
 
     /// Sends one record, fenced by the previous record's stream sequence.
     private func publish(_ frame: DurableFrame, _ js: JetStream) throws {
