@@ -196,7 +196,10 @@ public final class Replica: Sendable {
         if id < due { return }  // Applied already.
         guard id == due else {
             throw ReplicationError(
-                .failed, "stream \(streamName) skips from record \(due - 1) to \(id): a gap, so the replica stops")
+                .failed,
+                "stream \(streamName) skips from record \(due - 1) to \(id): a gap (the stream dropped records a "
+                    + "checkpoint covers while this replica was behind), so the replica stops; start a new replica "
+                    + "(an empty directory) to begin from the checkpoint")
         }
         guard let version = headers?["Trellis-Format"].flatMap({ UInt16($0) }),
             let salt = headers?["Trellis-Salt"].flatMap({ UInt64($0, radix: 16) })

@@ -38,6 +38,8 @@ public final class ReplicationPublisher: Sendable {
     let store: Store
     /// The history consumer the publisher acknowledges as, if any.
     public let historyConsumer: String?
+    /// Whether the stream drops the records a checkpoint on the server covers.
+    public let trimStream: Bool
 
     struct State: Sendable {
         var connection: NATSConnection?
@@ -77,7 +79,13 @@ public final class ReplicationPublisher: Sendable {
     /// (`Store.acknowledgeHistory`): open the store with `StoreOptions.history` naming it
     /// (`HistoryRetention(consumers: ["replication"])`) and compaction keeps every record not yet published, so the
     /// publisher catches up after any outage. Without it, a compaction can remove records it has not sent.
-    public init(store: Store, url: String, name: String, historyConsumer: String? = nil) throws {
+    ///
+    /// With `trimStream` (the default), once a checkpoint is on the server the stream drops the records before it
+    /// (the checkpoint's own record stays, for the publisher to resume after): a new replica starts from the
+    /// checkpoint, and one that fell behind it stops and must start again.
+    public init(
+        store: Store, url: String, name: String, historyConsumer: String? = nil, trimStream: Bool = true
+    ) throws {
         guard let directory = store.directory, !store.isReadOnly else {
             throw ReplicationError(.invalidArgument, "only a writable store with a directory can be published")
         }
@@ -90,6 +98,7 @@ public final class ReplicationPublisher: Sendable {
         self.schema = store.schema
         self.store = store
         self.historyConsumer = historyConsumer
+        self.trimStream = trimStream
         var options = try NATSOptions(url: url)
         options.name = "trellis-publisher-\(name)"
         self.options = options
@@ -213,6 +222,8 @@ public final class ReplicationPublisher: Sendable {
         let latest = "{\"sequence\":\(sequence),\"object\":\"\(object)\",\"streamSequence\":\(sequence)}"
         _ = try bucket.put("latest", data: Array(latest.utf8))
         state.locked { $0.checkpoint = sequence }
+        // Record n is stream message n: the records before the checkpoint's go, its own stays.
+        if trimStream { try js.purgeStream(streamName, before: sequence) }
     }
 
     /// The sequence number of the newest checkpoint this publisher put on the server (0: none).

@@ -34,6 +34,9 @@ import TrellisReplication
         #expect(try bucket.get("checkpoint-000000000000012c") == [UInt8](onDisk))
         let latest = String(decoding: try bucket.get("latest"), as: UTF8.self)
         #expect(latest.contains("\"sequence\":300") && latest.contains("checkpoint-000000000000012c"))
+        // The stream dropped the records before the checkpoint's; record 300's message stays, for resuming.
+        let info = try JetStream(connection).streamInfo("TRELLIS_boot")
+        #expect(info.state.firstSequence == 300 && info.state.lastSequence == 350 && info.state.messages == 51)
         connection.close()
 
         let replicaURL = base.appendingPathComponent("replica")
@@ -55,6 +58,13 @@ import TrellisReplication
         let frames = try late.next(limit: 100)
         late.close()
         #expect(frames.map(\.sequence) == Array(301...350))
+
+        // A publisher started again resumes after record 350 (the stream's last) and sends what came since.
+        try PublisherTests.commit(store, count: 5, label: "c")
+        let again = try ReplicationPublisher(store: store, url: server.url, name: "boot")
+        #expect(try again.publishPending() == 5)
+        #expect(again.publishedSequence == 355 && again.failure == nil)
+        again.stop()
         #expect(publisher.stop())
         try store.close()
     }

@@ -129,7 +129,7 @@ import TrellisReplication
         options.history = HistoryRetention(consumers: ["replication"])
         let store = try Store(directory: kept, models: [Item.self], options: options)
         let publisher = try ReplicationPublisher(
-            store: store, url: server.url, name: "kept", historyConsumer: "replication")
+            store: store, url: server.url, name: "kept", historyConsumer: "replication", trimStream: false)
         // Without the consumer: the same outage and compaction take records the publisher never sent.
         let plain = try Store(directory: lost, models: [Item.self])
         let unprotected = try ReplicationPublisher(store: plain, url: server.url, name: "lost")
