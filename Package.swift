@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Trellis", targets: ["Trellis"]),
+        // Replication through NATS JetStream: opt-in, one import beside `Trellis` (the umbrella does not export it).
+        .library(name: "TrellisReplication", targets: ["TrellisReplication"]),
         .executable(name: "trellis", targets: ["trellis"]),
         .executable(name: "trellis-bench", targets: ["trellis-bench"]),
     ],
@@ -57,12 +59,18 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore"],
             path: "Sources/Trellis"
         ),
-        // The NATS and JetStream client (POSIX sockets), for the replication layer to come: only that layer may import
-        // it, and the umbrella does not export it yet.
+        // The NATS and JetStream client (POSIX sockets), for the replication layer: only that layer may import it.
         .target(
             name: "TrellisNATS",
             dependencies: ["TrellisCore"],
             path: "Sources/TrellisNATS"
+        ),
+        // Replication of a store's journal through NATS JetStream (replication-format.md). Beside the umbrella, not in
+        // it: an app that replicates adds `import TrellisReplication`, and one that does not never links the client.
+        .target(
+            name: "TrellisReplication",
+            dependencies: ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "TrellisNATS"],
+            path: "Sources/TrellisReplication"
         ),
         // Test support, not product: the simulated file layer (the crash suite's F harness). No product and no library
         // layer depends on it (`.ci/check-layers.py` keeps it so); the tests and the fuzzer do.
@@ -73,7 +81,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis",
-            dependencies: ["Trellis"],
+            dependencies: ["Trellis", "TrellisReplication"],
             path: "Tools/trellis",
             exclude: ["README.md"]
         ),
@@ -107,6 +115,12 @@ let package = Package(
             name: "TrellisNATSTests",
             dependencies: ["TrellisNATS"],
             path: "Tests/TrellisNATSTests",
+            swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
+        ),
+        .testTarget(
+            name: "TrellisReplicationTests",
+            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS", "TrellisJournal"],
+            path: "Tests/TrellisReplicationTests",
             swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),
         .testTarget(

@@ -22,9 +22,14 @@ LAYERS = ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "Trel
 # Non-product targets above every layer.
 TEST_SUPPORT = ["TrellisTestSupport"]
 # Library targets beside the chain: the package targets each may import, and the only targets that may import it (the
-# replication layer, when it is built; the umbrella does not export the NATS client yet).
+# replication layer; the umbrella exports neither).
 SIDE_LAYERS = {
     "TrellisNATS": {"imports": ["TrellisCore"], "importers": ["TrellisReplication"]},
+    # Replication: above the store, beside the umbrella (which does not export it); apps and the tool import it.
+    "TrellisReplication": {
+        "imports": ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "TrellisNATS"],
+        "importers": ["trellis"],
+    },
 }
 
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)")

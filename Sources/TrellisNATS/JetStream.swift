@@ -41,10 +41,12 @@ public struct JetStream: Sendable {
         let _: Success = try call("STREAM.DELETE.\(try Self.checkedName(name))", body: Empty())
     }
 
-    /// Removes the stream's messages (those on `subject` only, if given); returns how many went.
+    /// Removes the stream's messages (those on `subject` only, if given; with `before`, only those of a lower stream
+    /// sequence); returns how many went.
     @discardableResult
-    public func purgeStream(_ name: String, subject: String? = nil) throws -> UInt64 {
-        let purged: Purged = try call("STREAM.PURGE.\(try Self.checkedName(name))", body: PurgeRequest(filter: subject))
+    public func purgeStream(_ name: String, subject: String? = nil, before: UInt64? = nil) throws -> UInt64 {
+        let purged: Purged = try call(
+            "STREAM.PURGE.\(try Self.checkedName(name))", body: PurgeRequest(filter: subject, seq: before))
         return purged.purged
     }
 
@@ -142,6 +144,8 @@ struct Success: Decodable {
 
 struct PurgeRequest: Encodable {
     var filter: String?
+    /// Purges the messages below this stream sequence.
+    var seq: UInt64?
 }
 
 struct Purged: Decodable {

@@ -82,7 +82,7 @@ import Trellis
         #expect(top.status == 0)
         let commands = [
             "info", "verify", "dump", "history", "find", "export", "schema-diff", "migrate", "compact", "repair",
-            "stats", "demo",
+            "stats", "replica", "demo",
         ]
         for command in commands {
             #expect(top.stdout.contains("  \(command) "), "\(command) missing from --help")

@@ -67,7 +67,7 @@ package enum SchemaCodec {
         }
     }
 
-    static func decode(_ bytes: [UInt8], context: String) throws -> Schema {
+    package static func decode(_ bytes: [UInt8], context: String) throws -> Schema {
         var r = ByteReader(bytes, context: context + " schema")
         let v = try r.u8()
         guard v == 1 || v == version else { throw r.failure("unknown schema encoding version \(v)") }

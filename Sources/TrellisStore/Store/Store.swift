@@ -188,6 +188,28 @@ public final class Store: Sendable, DurablePublisher {
         return commit
     }
 
+    /// Commits a change set another store committed as record `sequence` (a replica applying its stream): it must be
+    /// the next record; it is applied as recovery and followers apply a record, written to this store's journal under
+    /// the same sequence number, and published. Returns once it is durable.
+    package func applyReplicated(_ changes: ChangeSet, sequence: UInt64, author: String?) throws {
+        let durable: Ticket? = try writer.locked { head in
+            guard sequence == head.sequence + 1 else {
+                throw TrellisError(.corrupt, "replicated record \(sequence) where \(head.sequence + 1) was due")
+            }
+            try checkWritable()
+            let next = try head.applying(changes, sequence: sequence)
+            let commit = Commit(sequence: sequence, changes: changes, snapshot: next, author: author)
+            let durable = try journal?.record(commit)
+            head = next
+            if durable == nil {
+                publish(next)
+                notify(commit)
+            }
+            return durable
+        }
+        try durable?.wait()
+    }
+
     /// Fills a transaction in `body` and commits it; returns what `body` returned.
     @discardableResult
     public func write<R>(_ body: (inout Transaction) throws -> R) throws -> R {

@@ -1,0 +1,58 @@
+import TrellisCore
+import TrellisGraph
+
+/// A store's checkpoint as replication carries it, and a new store made from one (a replica's bootstrap).
+package enum ReplicaBootstrap {
+    /// The checkpoint the manifest of the store in `directory` names, with its bytes, when it is of a record after
+    /// `after`; nil otherwise (the file is not read then). A compaction that replaces it meanwhile makes the read
+    /// fail (`io`): ask again.
+    package static func checkpoint(
+        directory: String, after: UInt64, layer: any FileLayer = StoreOptions().fileLayer
+    ) throws -> (sequence: UInt64, bytes: [UInt8])? {
+        let manifest = try Manifest.parse(
+            try layer.readWhole(joinPath(directory, JournalFormat.manifestName), limit: JournalFormat.maxHeaderBytes),
+            file: JournalFormat.manifestName)
+        guard manifest.checkpointSequence > after else { return nil }
+        let name = JournalFormat.checkpointName(manifest.checkpointSequence)
+        let bytes = try layer.readWhole(joinPath(directory, name), limit: Int(clamping: manifest.checkpointBytes))
+        guard bytes.count == Int(clamping: manifest.checkpointBytes) else {
+            throw TrellisError(.io, "\(directory)/\(name): \(bytes.count) bytes where the manifest says otherwise")
+        }
+        return (manifest.checkpointSequence, bytes)
+    }
+
+    /// Makes a new store in `directory` (which must hold no store) from a checkpoint of record `sequence`: the
+    /// checkpoint file (checked by loading it), an empty segment whose first record is `sequence` + 1, and the
+    /// manifest naming both, written last, so a crash before it leaves no store (the next open creates one anew).
+    package static func createStore(
+        directory: String, checkpoint bytes: [UInt8], sequence: UInt64, schema: Schema,
+        layer: any FileLayer = StoreOptions().fileLayer
+    ) throws {
+        try layer.createDirectory(directory)
+        let name = JournalFormat.checkpointName(sequence)
+        let path = joinPath(directory, name)
+        try layer.writeAtomically(bytes, to: path, directory: directory)
+        let file = try layer.open(path, .read)
+        do {
+            let graph = try Checkpoint.load(file, name: name, schema: nil, manifestBytes: UInt64(bytes.count))
+            file.close()
+            guard graph.sequence == sequence, graph.schema.fingerprint == schema.fingerprint else {
+                throw TrellisError(.corrupt, "\(name): not the checkpoint of record \(sequence) in this schema")
+            }
+        } catch let problem as JournalProblem {
+            file.close()
+            throw TrellisError(.corrupt, "\(directory)/\(problem)")
+        } catch {
+            file.close()
+            throw error
+        }
+        let segment = try OpenSegment.create(
+            id: 1, firstSequence: sequence + 1, schema: schema, layer: layer, directory: directory)
+        segment.file.close()
+        let manifest = Manifest(
+            generation: 1, fingerprint: schema.fingerprint, checkpointSequence: sequence,
+            checkpointBytes: UInt64(bytes.count), firstSegment: 1, lastSegment: 1, durableSequence: sequence)
+        try layer.writeAtomically(
+            manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
+    }
+}

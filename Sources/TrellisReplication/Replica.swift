@@ -1,0 +1,247 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TrellisCore
+import TrellisJournal
+import TrellisNATS
+import TrellisStore
+
+/// How far a replica is behind its stream.
+public struct ReplicaLag: Sendable, Equatable {
+    /// Records the stream holds that the replica has not applied (as of its last fetch).
+    public var records: UInt64
+    /// How long ago the oldest of them was published (zero when none is pending).
+    public var time: Duration
+}
+
+/// A read-only copy of a store in another process or on another machine, fed by the stream a
+/// `ReplicationPublisher` fills (`replication-format.md`).
+///
+/// A new replica starts from the newest checkpoint the publisher put on the server, if any. The replica keeps a store
+/// of its own in `directory`: each record of the stream is checked as recovery checks a
+/// frame, decoded, applied and written to the local journal under the writer's sequence number, so a restart resumes
+/// after the last record applied (no gap, no duplicate). `store` serves it read-only (every read API, the view
+/// context, live results, history) and moves as records are applied.
+///
+/// ```swift
+/// let replica = try Replica(url: "nats://127.0.0.1:4222", name: "orders", directory: replicaURL)
+/// replica.start()
+/// let view = replica.store.viewContext   // read-only, follows the writer
+/// print(replica.replicaLag.records)
+/// ```
+public final class Replica: Sendable {
+    /// The local directory of the replica's store.
+    public let directory: URL
+    /// The replicated store's name on the server.
+    public let name: String
+    /// The server's address.
+    public let options: NATSOptions
+    /// The replica's store, read-only: it shows every record applied and made durable locally.
+    public let store: Store
+    /// The writable store the records are applied to (nobody else commits to it).
+    let local: Store
+
+    struct State: Sendable {
+        var pending: UInt64 = 0
+        var oldestPending: Int64 = 0
+        var failure: ReplicationError?
+        var lastError: String?
+    }
+
+    let state = Mutex(State())
+    let stopped = Atomic<Bool>(false)
+    let running = Atomic<Bool>(false)
+    let finished = DispatchSemaphore(value: 0)
+
+    var streamName: String { "TRELLIS_" + name }
+    var subject: String { "trellis.\(name).rec" }
+
+    /// Opens (or creates) the replica of stream `name` on the server at `url` in `directory`. A new replica reads the
+    /// store's schema from the server (the publisher puts it there), so the server must be reachable and the
+    /// publisher must have started once; an existing replica opens without the server.
+    public init(url: String, name: String, directory: URL) throws {
+        self.directory = directory
+        self.name = name
+        var options = try NATSOptions(url: url)
+        options.name = "trellis-replica-\(name)"
+        options.maxReconnectAttempts = 0
+        self.options = options
+        let schema: Schema
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent("MANIFEST").path) {
+            schema = try JournalReader(directory: directory).schema()
+        } else {
+            let connection = try NATSConnection(options)
+            defer { connection.close() }
+            let bytes: [UInt8]
+            do {
+                bytes = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)").get("schema")
+            } catch let error as NATSError where error.code == .objectNotFound {
+                throw ReplicationError(
+                    .failed, "the server has no schema for \(name): start its publisher first (\(error.message))")
+            }
+            schema = try SchemaCodec.decode(bytes, context: "the stream's schema object")
+            try Self.bootstrap(connection, name: name, directory: directory, schema: schema)
+        }
+        local = try Store(directory: directory, schema: schema)
+        do {
+            store = try Store(directory: directory, schema: schema, options: .follower)
+        } catch {
+            try? local.close()
+            throw error
+        }
+    }
+
+    /// What `latest` in the bucket says (replication-format.md, "Checkpoints").
+    struct Latest: Decodable {
+        var sequence: UInt64
+        var object: String
+    }
+
+    /// Makes the new replica's store from the newest checkpoint in the bucket, when there is one; the records after
+    /// it come from the stream.
+    private static func bootstrap(_ connection: NATSConnection, name: String, directory: URL, schema: Schema) throws {
+        let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)")
+        let latest: Latest
+        do {
+            latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
+        } catch let error as NATSError where error.code == .objectNotFound {
+            return
+        }
+        let bytes = try bucket.get(latest.object)
+        try ReplicaBootstrap.createStore(
+            directory: directory.path, checkpoint: bytes, sequence: latest.sequence, schema: schema)
+    }
+
+    /// The sequence number of the last record applied (durable locally).
+    public var appliedSequence: UInt64 { local.snapshot.sequence }
+
+    /// How far the replica is behind the stream, as of its last fetch.
+    public var replicaLag: ReplicaLag {
+        state.locked { s in
+            guard s.pending > 0 else { return ReplicaLag(records: 0, time: .zero) }
+            let now = Int64(Date().timeIntervalSince1970 * 1e9)
+            return ReplicaLag(records: s.pending, time: .nanoseconds(max(0, now - s.oldestPending)))
+        }
+    }
+
+    /// The error that stopped the replica (a gap in the stream, a damaged record, a migration), if one did.
+    public var failure: ReplicationError? { state.locked { $0.failure } }
+
+    /// The last error met and retried (the server unreachable, say); nil after a fetch that succeeded.
+    public var lastError: String? { state.locked { $0.lastError } }
+
+    /// Starts the thread that fetches and applies the stream's records, reconnecting while the server is away.
+    public func start() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread { [self] in
+            var pause = 0.05
+            while !stopped.load(ordering: .relaxed), failure == nil {
+                do {
+                    try follow()
+                } catch let error as ReplicationError {
+                    state.locked { if $0.failure == nil { $0.failure = error } }
+                } catch {
+                    state.locked { $0.lastError = "\(error)" }
+                    Thread.sleep(forTimeInterval: pause)
+                    pause = min(pause * 2, 2)
+                }
+            }
+            finished.signal()
+        }
+        thread.name = "Trellis replica \(name)"
+        thread.start()
+    }
+
+    /// One connection's life: a consumer from the record after the last applied, then fetch and apply until the
+    /// connection fails or the replica stops.
+    private func follow() throws {
+        let connection = try NATSConnection(options)
+        defer { connection.close() }
+        let js = JetStream(connection)
+        // Record n is the stream's message n (the publisher starts the stream at record 1 and the server stores each
+        // record once); every message's id is checked all the same.
+        var config = ConsumerConfig(
+            deliverPolicy: .byStartSequence(appliedSequence + 1), ackPolicy: .all, filterSubject: subject)
+        config.inactiveThreshold = .seconds(30)
+        let consumer = try js.createConsumer(stream: streamName, config: config)
+        defer { try? js.deleteConsumer(stream: streamName, consumer: consumer.name) }
+        while !stopped.load(ordering: .relaxed) {
+            let messages = try js.fetch(
+                stream: streamName, consumer: consumer.name, batch: 256, timeout: .milliseconds(500))
+            for message in messages {
+                try apply(message)
+            }
+            // One acknowledgement covers the batch (pull consumers need an ack policy; the server's ack floor is how
+            // far this replica has applied).
+            if let last = messages.last { try js.ack(last) }
+            state.locked { s in
+                s.lastError = nil
+                if let last = messages.last {
+                    s.pending = last.pending
+                    s.oldestPending = last.timestamp
+                } else {
+                    s.pending = 0
+                }
+            }
+        }
+    }
+
+    private func apply(_ message: JetStreamMessage) throws {
+        let headers = message.message.headers
+        let due = appliedSequence + 1
+        guard let id = headers?["Nats-Msg-Id"].flatMap({ UInt64($0) }) else {
+            throw ReplicationError(
+                .failed, "stream \(streamName) message \(message.streamSequence) has no record number")
+        }
+        if id < due { return }  // Applied already.
+        guard id == due else {
+            throw ReplicationError(
+                .failed,
+                "stream \(streamName) skips from record \(due - 1) to \(id): a gap (the stream dropped records a "
+                    + "checkpoint covers while this replica was behind), so the replica stops; start a new replica "
+                    + "(an empty directory) to begin from the checkpoint")
+        }
+        guard let version = headers?["Trellis-Format"].flatMap({ UInt16($0) }),
+            let salt = headers?["Trellis-Salt"].flatMap({ UInt64($0, radix: 16) })
+        else {
+            throw ReplicationError(.failed, "stream \(streamName) record \(id) lacks its format or salt header")
+        }
+        let context = "\(streamName) record \(id)"
+        do {
+            let frame = try DurableFrame(
+                received: message.message.payload, version: version, salt: salt, context: context)
+            guard frame.sequence == id else {
+                throw TrellisError(.corrupt, "\(context): the frame holds record \(frame.sequence)")
+            }
+            let (changes, author) = try frame.changeSet(schema: local.schema, context: context)
+            try local.applyReplicated(changes, sequence: id, author: author)
+        } catch let error as TrellisError where error.code != .io {
+            throw ReplicationError(.failed, "\(error)")
+        }
+    }
+
+    /// Stops applying and closes both stores; waits (up to `timeout`) for the thread to end. True when it ended.
+    @discardableResult
+    public func stop(timeout: Duration = .seconds(10)) -> Bool {
+        stopped.store(true, ordering: .relaxed)
+        var ended = true
+        if running.load(ordering: .relaxed) {
+            ended = finished.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) == .success
+        }
+        try? store.close()
+        try? local.close()
+        return ended
+    }
+
+    /// Waits until the replica has applied record `sequence` and its `store` shows it (or the replica failed).
+    public func waitUntilApplied(_ sequence: UInt64, timeout: Duration) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if appliedSequence >= sequence, (try? store.catchUp()) ?? 0 >= sequence { return true }
+            if failure != nil { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Trellis
+import TrellisReplication
+
+/// `trellis replica NATS-URL STREAM DIR`: keeps a read-only replica of a published store in DIR.
+struct ReplicaCommand: Command {
+    static let name = "replica"
+    static let summary = "keep a read-only replica of a store published to NATS JetStream in a local directory"
+    static let help = """
+        usage: trellis replica NATS-URL STREAM DIR [--until SEQ]
+
+        Applies the records a ReplicationPublisher publishes to NATS JetStream under the name STREAM (stream
+        TRELLIS_<STREAM>) to the store in DIR, creating it on first use (its schema comes from the server), and
+        resuming after its last record when it exists. Prints "applied SEQ" as records are applied. Runs until
+        interrupted (SIGINT, SIGTERM), until record SEQ is applied with --until, or until the replica fails (exit 1:
+        a gap or damaged record in the stream, or a migration by the writer). Read the replica with the other
+        commands (export, find, info) or open it in a program with Store(directory:schema:options: .follower).
+
+        options:
+          --until SEQ   exit 0 once record SEQ is applied
+        """
+
+    var url: String
+    var stream: String
+    var directory: String
+    var until: UInt64?
+
+    init(parsing arguments: inout Arguments) throws {
+        until = try arguments.number("--until", as: UInt64.self)
+        url = try arguments.positional("NATS-URL")
+        stream = try arguments.positional("STREAM")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(_ console: Console) throws -> ExitCode {
+        let replica: Replica
+        do {
+            replica = try Replica(url: url, name: stream, directory: URL(fileURLWithPath: directory))
+        } catch {
+            throw CannotOpen("cannot open the replica in \(directory): \(error)")
+        }
+        // SIGINT and SIGTERM end the loop below; the replica then closes its store cleanly.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let interrupted = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { interrupted.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        defer { for source in sources { source.cancel() } }
+        replica.start()
+        var shown = UInt64.max
+        while true {
+            let applied = replica.appliedSequence
+            if applied != shown {
+                // Unbuffered, so that a process reading the output sees each line as it is written.
+                FileHandle.standardOutput.write(Data("applied \(applied)\n".utf8))
+                shown = applied
+            }
+            if let failure = replica.failure {
+                replica.stop()
+                throw CommandFailure("the replica stopped: \(failure.message)")
+            }
+            if let until, applied >= until { break }
+            // Waits a little for a signal between looks at the replica.
+            if interrupted.wait(timeout: .now() + .milliseconds(20)) == .success { break }
+        }
+        replica.stop()
+        return .ok
+    }
+}
