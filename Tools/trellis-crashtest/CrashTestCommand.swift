@@ -13,6 +13,7 @@ import Trellis
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
+///     trellis-crashtest ordered --dir PATH
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -35,6 +36,7 @@ import Trellis
 /// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
+/// `ordered` prints every ordered list of the store `OrderedRelationshipTests` writes (`OrderedCommand`).
 ///
 /// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
 /// opens a store, unless given `--no-crash-points`: then the process is the library as an app has it, and the tests
@@ -52,6 +54,7 @@ struct CrashTestCommand {
         case dump
         case profiles
         case historyChild = "history-child"
+        case ordered
     }
 
     var action: Action
@@ -83,6 +86,7 @@ struct CrashTestCommand {
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
+        + "       trellis-crashtest ordered --dir PATH"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -129,6 +133,7 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
+        case .ordered: try OrderedCommand.run(directory: directory)
         }
     }
 

@@ -21,13 +21,13 @@ import Testing
     }
 
     /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated), in this
-    /// build's format (version 7: version 6's layouts, with its number), as version 6 wrote them (frames of 40-byte
+    /// build's format (version 8: version 7's layouts, with its number, which are version 6's), as version 6 wrote them (frames of 40-byte
     /// headers carrying a synced-through watermark) and as version 5 wrote them (32-byte frame headers), whose
     /// digests are the ones recorded before versions 7 and 6: older stores read, and are appended to, byte for byte
     /// as before.
     @Test func schemasHeadersManifestsAndFramesAreUnchanged() {
-        #expect(JournalFormat.version == 7)
-        let current = Self.headerDigest(version: 7)
+        #expect(JournalFormat.version == 8)
+        let current = Self.headerDigest(version: 8)
         #expect(current == Self.headersVersion7, "digest \(String(current, radix: 16))")
         let six = Self.headerDigest(version: 6)
         #expect(six == Self.headers, "digest \(String(six, radix: 16))")
@@ -36,12 +36,12 @@ import Testing
         let header = FileHeader(
             magic: JournalFormat.segmentMagic, id: 1, sequence: 1, salt: 1, fingerprint: 0, schemaBytes: [2, 0, 0])
         #expect(
-            header.encoded()[8] == 7
+            header.encoded()[8] == 8
                 && Manifest(
                     generation: 1, fingerprint: 0, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1,
                     lastSegment: 1,
                     durableSequence: 0
-                ).encoded()[8] == 7)
+                ).encoded()[8] == 8)
         let five = Self.headerDigest(version: 5)
         #expect(five == Self.headersVersion5, "digest \(String(five, radix: 16))")
     }

@@ -128,7 +128,7 @@ import TrellisTestSupport
             lastSegment: 4,
             durableSequence: 9)
         var bytes = m.encoded()
-        #expect(bytes.count == 76 && bytes[8] == 7 && bytes[12] == 76)
+        #expect(bytes.count == 76 && bytes[8] == 8 && bytes[12] == 76)
         #expect(try Manifest.parse(bytes, file: "M") == m)
         bytes[20] ^= 1
         #expect(throws: TrellisError.self) { try Manifest.parse(bytes, file: "M") }
