@@ -19,6 +19,8 @@
 #   composites     composite attributes (issue 19): 7 rounds of `trellis-crashtest profiles` (every leaf type, nested
 #                  and optional composites, nulls, one-field updates, a compaction), when trellis-crashtest is built
 #                  next to the tool (skipped with a note otherwise)
+#   ordered        ordered relationships (issue 19, format version 8): 300 commits of `trellis-crashtest ordered`
+#                  (inserts, moves and removes at positions, place edits, deletes, a compaction halfway), likewise
 # Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
 # the document defines. Exits 1 with a diff at the first disagreement.
 set -euo pipefail
@@ -156,6 +158,8 @@ crashtest=$(dirname "$trellis")/trellis-crashtest
 if [ -x "$crashtest" ]; then
     for round in 1 2 3 4 5 6 7; do "$crashtest" profiles --dir "$work/composites" --add "$round" >/dev/null; done
     compare composites
+    "$crashtest" ordered --dir "$work/ordered" --commits 300 >/dev/null
+    compare ordered
 else
     echo "check-pyreader: composites: skipped (no trellis-crashtest at $crashtest)"
 fi

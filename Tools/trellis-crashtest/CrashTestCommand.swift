@@ -13,7 +13,7 @@ import Trellis
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
-///     trellis-crashtest ordered --dir PATH
+///     trellis-crashtest ordered --dir PATH [--commits N]
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -86,7 +86,7 @@ struct CrashTestCommand {
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
-        + "       trellis-crashtest ordered --dir PATH"
+        + "       trellis-crashtest ordered --dir PATH [--commits N]"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -133,7 +133,7 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
-        case .ordered: try OrderedCommand.run(directory: directory)
+        case .ordered: try OrderedCommand.run(directory: directory, commits: commits)
         }
     }
 
