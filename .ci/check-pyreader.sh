@@ -158,7 +158,7 @@ crashtest=$(dirname "$trellis")/trellis-crashtest
 if [ -x "$crashtest" ]; then
     for round in 1 2 3 4 5 6 7; do "$crashtest" profiles --dir "$work/composites" --add "$round" >/dev/null; done
     compare composites
-    "$crashtest" ordered --dir "$work/ordered" --commits 300 >/dev/null
+    "$crashtest" ordered --dir "$work/ordered" --add 300 >/dev/null
     compare ordered
 else
     echo "check-pyreader: composites: skipped (no trellis-crashtest at $crashtest)"

@@ -13,7 +13,8 @@ import Trellis
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
-///     trellis-crashtest ordered --dir PATH [--commits N]
+///     trellis-crashtest ordered --dir PATH [--add COMMITS]
+///     trellis-crashtest mixtape --dir PATH
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -36,6 +37,8 @@ import Trellis
 /// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
+/// `mixtape` opens a store of ordered playlists with the next models (a migration), prints, edits and prints them
+/// (`MixtapeCommand`).
 /// `ordered` prints every ordered list of the store `OrderedRelationshipTests` writes (`OrderedCommand`).
 ///
 /// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
@@ -55,6 +58,7 @@ struct CrashTestCommand {
         case profiles
         case historyChild = "history-child"
         case ordered
+        case mixtape
     }
 
     var action: Action
@@ -86,7 +90,8 @@ struct CrashTestCommand {
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS"
-        + "       trellis-crashtest ordered --dir PATH [--commits N]"
+        + "       trellis-crashtest ordered --dir PATH [--add COMMITS]"
+        + "       trellis-crashtest mixtape --dir PATH"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -133,7 +138,8 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
-        case .ordered: try OrderedCommand.run(directory: directory, commits: commits)
+        case .ordered: try OrderedCommand.run(directory: directory, commits: Int(add ?? "0") ?? 0)
+        case .mixtape: try MixtapeCommand.run(directory: directory)
         }
     }
 

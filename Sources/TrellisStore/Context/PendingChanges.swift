@@ -17,6 +17,8 @@ final class PendingChanges {
     enum LinkState: Equatable {
         case toOne(ObjectID?)
         case toMany(added: Set<ObjectID>, removed: Set<ObjectID>)
+        /// An ordered to-many end: its whole list, in order (existence is checked on read).
+        case ordered([ObjectID])
     }
 
     struct Slot: Hashable {
@@ -99,6 +101,7 @@ final class PendingChanges {
         switch links[Slot(id: id, relationship: relationship)] {
         case nil: return inserted[id] != nil ? [] : below()
         case .toOne(let t): return t.map { [$0] } ?? []
+        case .ordered(let list): return list
         case .toMany(let added, let removed):
             var out = inserted[id] != nil ? [] : below()
             if !removed.isEmpty { out.removeAll { removed.contains($0) } }

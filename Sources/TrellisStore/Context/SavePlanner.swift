@@ -75,6 +75,7 @@ struct SavePlanner {
             switch state {
             case .toOne(let t): if let t { targets = [t] }
             case .toMany(let added, _): targets = Array(added)
+            case .ordered(let list): targets = list
             }
             for t in targets where !pending.isInserted(t) && view.exists(t) {
                 plan.watched.insert(t)
@@ -144,6 +145,8 @@ struct SavePlanner {
             case .toOne(let t):
                 if let t, !isLive(t) || dropAll.contains(t) { continue }
                 tx.setTarget(s, k, t, schema)
+            case .ordered(let list):
+                orderedEdits(&tx, s, k, list.filter { isLive($0) && !dropAll.contains($0) })
             case .toMany(let added, let removed):
                 // A to-one inverse end carries the edit; a to-many pair is written from one end only.
                 let inverseIsToMany = schema.layouts[Int(r.target)].relationships[r.inverse].isToMany
@@ -158,6 +161,25 @@ struct SavePlanner {
         }
         for id in pending.deleteRoots where newest.contains(id) && !dropAll.contains(id) && pending.isDeleted(id) {
             try? tx.delete(id)
+        }
+    }
+
+    /// The edits that make an ordered list of `s` in the newest version `list`: unlinks of what it should not hold,
+    /// then, left to right, a place of each target not yet where it belongs (an insert, or a move). Edits of other
+    /// ends in the same commit only append at the end or remove what `list` lacks, so each place still leaves the
+    /// list's front right.
+    private func orderedEdits(_ tx: inout Transaction, _ s: ObjectID, _ k: Int, _ list: [ObjectID]) {
+        let key = RelationshipKey(entity: s.entity, index: k)
+        let wanted = Set(list)
+        var working = newest.contains(s) ? newest.targets(s, key) : []
+        for t in working where !wanted.contains(t) {
+            tx.appendEdit(.init(.unlink, source: s, relationship: k, target: t))
+        }
+        working.removeAll { !wanted.contains($0) }
+        for (i, t) in list.enumerated() where i >= working.count || working[i] != t {
+            if let from = working.firstIndex(of: t) { working.remove(at: from) }
+            working.insert(t, at: i)
+            tx.appendEdit(.init(placing: t, source: s, relationship: key, at: i, previousPosition: nil))
         }
     }
 }
