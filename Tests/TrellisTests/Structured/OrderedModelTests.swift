@@ -147,4 +147,33 @@ import Testing
         #expect(
             Self.titles(try #require(try fresh.fetch(FetchDescriptor<Playlist>()).first)) == ["t1", "x", "t0", "t2"])
     }
+
+    /// Two contexts edit one list: the second save writes the order of the targets it knew, and a target the first
+    /// save added meanwhile stays, after them.
+    @Test func aSaveKeepsWhatAnotherSaveAddedMeanwhile() throws {
+        let store = try Store(models: [Playlist.self, Track.self])
+        let setup = ModelContext(store)
+        let p = Playlist()
+        setup.insert(p)
+        for i in 0..<3 {
+            let t = Track()
+            t.title = "t\(i)"
+            p.tracks.append(t)
+        }
+        try setup.save()
+
+        let a = ModelContext(store)
+        let b = ModelContext(store)
+        let pa = try #require(try a.fetch(FetchDescriptor<Playlist>()).first)
+        let pb = try #require(try b.fetch(FetchDescriptor<Playlist>()).first)
+        pb.tracks.reverse()
+        let x = Track()
+        x.title = "x"
+        pa.tracks.insert(x, at: 0)
+        try a.save()
+        try b.save()
+        let fresh = ModelContext(store)
+        let stored = try #require(try fresh.fetch(FetchDescriptor<Playlist>()).first)
+        #expect(Self.titles(stored) == ["t2", "t1", "t0", "x"])
+    }
 }
