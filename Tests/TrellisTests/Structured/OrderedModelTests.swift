@@ -176,4 +176,26 @@ import Testing
         let stored = try #require(try fresh.fetch(FetchDescriptor<Playlist>()).first)
         #expect(Self.titles(stored) == ["t2", "t1", "t0", "x"])
     }
+
+    /// An object given its ordered targets before it is inserted keeps their order; deleting the owner cascades.
+    @Test func anUnmanagedObjectsOrderIsKeptAndDeletingItCascades() throws {
+        let store = try Store(models: [Playlist.self, Track.self])
+        let context = ModelContext(store)
+        let p = Playlist()
+        p.tracks = ["c", "a", "b"].map { title in
+            let t = Track()
+            t.title = title
+            return t
+        }
+        context.insert(p)
+        #expect(Self.titles(p) == ["c", "a", "b"])
+        try context.save()
+        let fresh = ModelContext(store)
+        let stored = try #require(try fresh.fetch(FetchDescriptor<Playlist>()).first)
+        #expect(Self.titles(stored) == ["c", "a", "b"])
+        #expect(stored.tracks.allSatisfy { $0.playlist?.objectID == stored.objectID })
+        fresh.delete(stored)
+        try fresh.save()
+        #expect(try ModelContext(store).fetchCount(FetchDescriptor<Track>()) == 0)
+    }
 }
