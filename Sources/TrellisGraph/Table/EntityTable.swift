@@ -172,11 +172,4 @@ import TrellisCore
         }
         return true
     }
-
-    /// The position of `target` in an ordered relationship of `serial`, or nil.
-    package func position(_ serial: UInt64, _ relationship: Int, of target: UInt64) -> Int? {
-        let (l, r) = Self.split(serial)
-        guard let leaf = leaves[l], leaf.contains(r), leaf.links[relationship].isOrdered else { return nil }
-        return leaf.links[relationship].ordered[r].index(of: target)
-    }
 }
