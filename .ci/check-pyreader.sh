@@ -21,6 +21,8 @@
 #                  next to the tool (skipped with a note otherwise)
 #   collections    collection attributes (issue 19, format version 8): 7 rounds of `trellis-crashtest tags` (every
 #                  collection type, optional ones, empty and nil collections, element indexes, a compaction), likewise
+#   ordered        ordered relationships (issue 19, format version 8): 300 commits of `trellis-crashtest ordered`
+#                  (inserts, moves and removes at positions, place edits, deletes, a compaction halfway), likewise
 # Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
 # the document defines. Exits 1 with a diff at the first disagreement.
 set -euo pipefail
@@ -160,8 +162,10 @@ if [ -x "$crashtest" ]; then
     compare composites
     for round in 1 2 3 4 5 6 7; do "$crashtest" tags --dir "$work/collections" --add "$round" >/dev/null; done
     compare collections
+    "$crashtest" ordered --dir "$work/ordered" --add 300 >/dev/null
+    compare ordered
 else
-    echo "check-pyreader: composites, collections: skipped (no trellis-crashtest at $crashtest)"
+    echo "check-pyreader: composites, collections, ordered: skipped (no trellis-crashtest at $crashtest)"
 fi
 
 if [ "$failed" != 0 ]; then

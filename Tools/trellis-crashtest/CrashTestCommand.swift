@@ -15,6 +15,8 @@ import Trellis
 ///     trellis-crashtest tags --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///     trellis-crashtest follow --dir PATH --commits UNTIL
+///     trellis-crashtest ordered --dir PATH [--add COMMITS]
+///     trellis-crashtest mixtape --dir PATH
 ///
 /// `run` opens (or creates) the store, prints `opened K` for the sequence number it recovered, then commits the
 /// deterministic transactions K+1…N in per-commit durability, printing `ack N` after each commit returns (written
@@ -39,6 +41,9 @@ import Trellis
 /// collection attributes' (`TagsCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
+/// `mixtape` opens a store of ordered playlists with the next models (a migration), prints, edits and prints them
+/// (`MixtapeCommand`).
+/// `ordered` prints every ordered list of the store `OrderedRelationshipTests` writes (`OrderedCommand`).
 ///
 /// Every command installs the crash-point handler (`CrashAtPoint`: `TRELLIS_CRASH_AT`, `TRELLIS_CRASH_SKIP`) before it
 /// opens a store, unless given `--no-crash-points`: then the process is the library as an app has it, and the tests
@@ -58,6 +63,8 @@ struct CrashTestCommand {
         case tags
         case historyChild = "history-child"
         case follow
+        case ordered
+        case mixtape
     }
 
     var action: Action
@@ -90,7 +97,9 @@ struct CrashTestCommand {
         + "       trellis-crashtest profiles --dir PATH --add ROUND\n"
         + "       trellis-crashtest tags --dir PATH --add ROUND\n"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS\n"
-        + "       trellis-crashtest follow --dir PATH --commits UNTIL"
+        + "       trellis-crashtest follow --dir PATH --commits UNTIL\n"
+        + "       trellis-crashtest ordered --dir PATH [--add COMMITS]\n"
+        + "       trellis-crashtest mixtape --dir PATH"
 
     init(arguments: [String]) throws(UsageError) {
         guard let first = arguments.first, let action = Action(rawValue: first) else { throw UsageError() }
@@ -139,6 +148,8 @@ struct CrashTestCommand {
         case .tags: try TagsCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         case .follow: try FollowerCommand.run(directory: directory, until: UInt64(commits))
+        case .ordered: try OrderedCommand.run(directory: directory, commits: Int(add ?? "0") ?? 0)
+        case .mixtape: try MixtapeCommand.run(directory: directory)
         }
     }
 

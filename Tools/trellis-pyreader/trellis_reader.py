@@ -291,9 +291,10 @@ class Attribute:
 
 
 class Relationship:
-    def __init__(self, name, target, inverse, to_many, rule, min_count, max_count):
+    def __init__(self, name, target, inverse, to_many, rule, min_count, max_count, ordered=False):
         self.name, self.target_name, self.inverse_name = name, target, inverse
         self.to_many, self.rule, self.min_count, self.max_count = to_many, rule, min_count, max_count
+        self.ordered = ordered  # § Ordered relationships (version 8): to-many byte 3
         self.target = None  # entity number
         self.inverse = None  # relationship position in the target
 
@@ -338,14 +339,15 @@ def decode_schema(data):
             e.attributes.append(Attribute(name, type_raw, optional, default))
         for _ in range(r.count()):
             name, target, inverse = r.string(), r.string(), r.string()
-            to_many = r.u8() != 0
+            cardinality = r.u8()
+            to_many, ordered = cardinality != 0, cardinality == 3
             rule = r.u8()
             if rule not in DELETE_RULES:
                 raise Bad(f"unknown delete rule {rule}")
             min_count = r.number(0x7FFFFFFF)
             max_plus_one = r.number(0x7FFFFFFF)
             e.relationships.append(Relationship(name, target, inverse, to_many, rule, min_count,
-                                                None if max_plus_one == 0 else max_plus_one - 1))
+                                                None if max_plus_one == 0 else max_plus_one - 1, ordered))
         for _ in range(r.count()):
             names = [r.string() for _ in range(r.count())]
             e.indexes.append((names, r.u8() != 0))
@@ -416,7 +418,7 @@ def fingerprint(schema):
         for r in e.relationships:
             maximum = "-" if r.max_count is None else str(r.max_count)
             parts.append(f"R:{r.name}:{r.target_name}:{r.inverse_name}:{1 if r.to_many else 0}:{r.rule}"
-                         f":{r.min_count}:{maximum};")
+                         f":{r.min_count}:{maximum}{':o' if r.ordered else ''};")
         for positions, unique, names in e.indexes:
             parts.append(f"I:{','.join(names)}:{1 if unique else 0};")
     h = 0xCBF29CE484222325
@@ -701,6 +703,22 @@ def reject(msg):
     raise Bad(f"change set does not fit the graph: {msg}")
 
 
+class OrderedLinks(list):
+    """§ Ordered relationships: an ordered to-many end's targets, in list order, each once; `add` appends."""
+
+    def add(self, target):
+        if target not in self:
+            self.append(target)
+
+    def discard(self, target):
+        if target in self:
+            self.remove(target)
+
+
+def new_links(relationships):
+    return [OrderedLinks() if rel.ordered else set() for rel in relationships]
+
+
 def add_target(graph, entity, serial, k, target):
     """Adds one end; for a to-one end returns the target it replaced (0 for none)."""
     links = graph.tables[entity].rows[serial][1][k]
@@ -751,7 +769,7 @@ def apply_change_set(graph, cs, sequence, check_history=False):
         for a, v in zip(e.attributes, values):
             if not value_fits(a.kind, v):
                 reject(f"a value of the wrong type for {schema.describe(entity, serial)}")
-        table.rows[serial] = [list(values), [set() for _ in e.relationships]]
+        table.rows[serial] = [list(values), new_links(e.relationships)]
         table.max_serial = max(table.max_serial, serial)
     # 2. updates, in order
     for entity, serial, changes in cs["updates"]:
@@ -772,7 +790,7 @@ def apply_change_set(graph, cs, sequence, check_history=False):
         for attribute, old, new in changes:
             row[0][attribute] = new
     # 3. relationship edits, in order
-    for kind, s_entity, s_serial, k, t_entity, t_serial in cs["edits"]:
+    for kind, s_entity, s_serial, k, t_entity, t_serial, position, _ in cs["edits"]:
         check_id(schema, s_entity, s_serial)
         check_id(schema, t_entity, t_serial)
         rels = schema.entities[s_entity].relationships
@@ -781,7 +799,24 @@ def apply_change_set(graph, cs, sequence, check_history=False):
         rel = rels[k]
         if rel.target != t_entity:
             reject(f"edit links the wrong entity to {schema.describe(s_entity, s_serial)}")
-        if kind == 1:
+        if kind == 3:
+            # place: the target inserted at, or moved to, `position` of an ordered list; the inverse follows
+            if not rel.ordered:
+                reject(f"place edit of an unordered relationship of {schema.describe(s_entity, s_serial)}")
+            if not graph.live(s_entity, s_serial):
+                reject(f"place from missing object {schema.describe(s_entity, s_serial)}")
+            if not graph.live(t_entity, t_serial):
+                reject(f"place of missing object {schema.describe(t_entity, t_serial)}")
+            links = graph.tables[s_entity].rows[s_serial][1][k]
+            held = t_serial in links
+            if position > len(links) - (1 if held else 0):
+                reject(f"place edit at position {position}, out of range, in {schema.describe(s_entity, s_serial)}")
+            links.discard(t_serial)
+            links.insert(position, t_serial)
+            previous_owner = add_target(graph, t_entity, t_serial, rel.inverse, s_serial)
+            if previous_owner:
+                remove_target(graph, s_entity, previous_owner, k, t_serial)
+        elif kind == 1:
             if not graph.live(s_entity, s_serial):
                 reject(f"link from missing object {schema.describe(s_entity, s_serial)}")
             if not graph.live(t_entity, t_serial):
@@ -806,7 +841,8 @@ def apply_change_set(graph, cs, sequence, check_history=False):
             if len(values) != len(row[0]) or not all(identical(a, b) for a, b in zip(values, row[0])):
                 contradictions.append(f"delete says values {values}, but it holds {row[0]}, in "
                                       f"{schema.describe(entity, serial)}")
-            if [sorted(x) for _, x in links] != [sorted(x) for x in row[1]]:
+            said = [x if rel.ordered else sorted(x) for (_, x), rel in zip(links, schema.entities[entity].relationships)]
+            if said != [list(x) if isinstance(x, OrderedLinks) else sorted(x) for x in row[1]]:
                 contradictions.append(f"delete says targets {links}, but it holds {row[1]}, in "
                                       f"{schema.describe(entity, serial)}")
     for entity, serial, values, links in cs["deletes"]:
@@ -863,12 +899,17 @@ def decode_change_set(payload, schema, version=1):
         cs["updates"].append((e, serial, changes))
     for _ in range(r.count(6)):
         kind = r.u8()
-        if kind not in (1, 2):
+        if kind not in (1, 2, 3):
             raise Bad(f"unknown edit kind {kind}")
         s_e, s_serial = entity(), r.varint()
         k = r.number(0xFFFFFFFF)
         t_e, t_serial = entity(), r.varint()
-        cs["edits"].append((kind, s_e, s_serial, k, t_e, t_serial))
+        position, previous = 0, None
+        if kind == 3:  # place (version 8): position, previous position + 1 (0: it was not in the list)
+            position = r.number(0x7FFFFFFF)
+            previous = r.number(0x7FFFFFFF)
+            previous = None if previous == 0 else previous - 1
+        cs["edits"].append((kind, s_e, s_serial, k, t_e, t_serial, position, previous))
     for _ in range(r.count(4)):
         e, serial = entity(), r.varint()
         values = [value(e, a) for a in range(r.count())]
@@ -1001,6 +1042,14 @@ def float_round(x):
         return math.copysign(math.inf, x)
 
 
+def shaped(links, rel):
+    """A relationship's targets as `rel` holds them: an ordered list keeps its order, a set becomes a list in serial
+    order, a list becomes a set."""
+    if not rel.ordered:
+        return set(links)
+    return OrderedLinks(links if isinstance(links, OrderedLinks) else sorted(links))
+
+
 def apply_migration(graph, rec, sequence):
     for stage in rec["stages"]:
         schema = stage["schema"]
@@ -1027,7 +1076,7 @@ def apply_migration(graph, rec, sequence):
                     if fill and v[0] == "null" and fills[a][0] != "null":
                         v = fills[a]
                     new_values.append(v)
-                new_links = [set(links[s]) if s is not None else set() for s in relationships]
+                new_links = [shaped(links[s] if s is not None else (), rel) for s, rel in zip(relationships, e.relationships)]
                 table.rows[serial] = [new_values, new_links]
         out.sequence = graph.sequence
         graph = out
@@ -1230,6 +1279,12 @@ def decode_columns_chunk(payload, schema):
         at = 0
         for count in counts:
             run = targets[at:at + count]
+            if rel.ordered:  # in list order, each once
+                if any(x == 0 for x in run) or len(set(run)) != len(run):
+                    raise Bad("targets zero or twice")
+                rows.append(OrderedLinks(run))
+                at += count
+                continue
             if any(x == 0 for x in run) or any(run[i] >= run[i + 1] for i in range(len(run) - 1)):
                 raise Bad("targets zero or out of order")
             rows.append(set(run))
@@ -1697,7 +1752,8 @@ def export_text(store_path, graph):
             rels = []
             for k, rel in enumerate(e.relationships):
                 target = schema.entities[rel.target].name
-                rels.append((rel.name, arr(json_quote(f"{target}#{t}") for t in sorted(links[k]))))
+                in_order = links[k] if rel.ordered else sorted(links[k])
+                rels.append((rel.name, arr(json_quote(f"{target}#{t}") for t in in_order)))
             item = obj([("id", json_quote(f"{e.name}#{serial}")), ("values", values_json(e, values)),
                         ("relationships", obj(rels))])
             out.append(("\n      " if first else ",\n      ") + item)
@@ -1728,11 +1784,14 @@ def dump_text(store_path, report):
                 obj([("attribute", json_quote(attrs[a].name if a < len(attrs) else f"attribute{a}")),
                      ("old", value_json(old)), ("new", value_json(new))]) for a, old, new in changes))]))
         links = []
-        for kind, se, ss, k, te, ts in cs["edits"]:
+        for kind, se, ss, k, te, ts, position, previous in cs["edits"]:
             rels = entity_of(se).relationships
-            links.append(obj([("kind", json_quote("link" if kind == 1 else "unlink")), ("source", name(se, ss)),
-                              ("relationship", json_quote(rels[k].name if k < len(rels) else f"relationship{k}")),
-                              ("target", name(te, ts))]))
+            pairs = [("kind", json_quote({1: "link", 2: "unlink", 3: "place"}[kind])), ("source", name(se, ss)),
+                     ("relationship", json_quote(rels[k].name if k < len(rels) else f"relationship{k}")),
+                     ("target", name(te, ts))]
+            if kind == 3:
+                pairs += [("position", str(position)), ("previousPosition", "null" if previous is None else str(previous))]
+            links.append(obj(pairs))
         deletes = []
         for e, s, vs, targets in cs["deletes"]:
             rels = entity_of(e).relationships

@@ -56,8 +56,9 @@ struct ChangeFormat {
         }
         for e in changes.edits {
             row(
-                e.kind == .link ? "link" : "unlink", e.source,
-                "\(relationshipName(e.source.entity, e.relationship.index)) → \(object(e.target))")
+                Self.kindName(e.kind), e.source,
+                "\(relationshipName(e.source.entity, e.relationship.index)) → \(object(e.target))"
+                    + Self.placeText(e))
         }
         for d in changes.deletes {
             var detail = values(d.id.entity, d.values)
@@ -139,11 +140,31 @@ struct ChangeFormat {
     }
 
     func editJSON(_ e: ChangeSet.RelationshipEdit) -> JSON {
-        .object([
-            ("kind", .string(e.kind == .link ? "link" : "unlink")), ("source", .string(object(e.source))),
+        var pairs: [(String, JSON)] = [
+            ("kind", .string(Self.kindName(e.kind))), ("source", .string(object(e.source))),
             ("relationship", .string(relationshipName(e.source.entity, e.relationship.index))),
             ("target", .string(object(e.target))),
-        ])
+        ]
+        if e.kind == .place {
+            pairs.append(("position", .int(Int64(e.position))))
+            pairs.append(("previousPosition", e.previousPosition.map { .int(Int64($0)) } ?? .null))
+        }
+        return .object(pairs)
+    }
+
+    /// "link", "unlink" or "place".
+    static func kindName(_ kind: ChangeSet.RelationshipEdit.Kind) -> String {
+        switch kind {
+        case .link: "link"
+        case .unlink: "unlink"
+        case .place: "place"
+        }
+    }
+
+    /// For a place edit, " at P" and, for a move, " (from Q)"; empty for other edits.
+    static func placeText(_ e: ChangeSet.RelationshipEdit) -> String {
+        guard e.kind == .place else { return "" }
+        return " at \(e.position)" + (e.previousPosition.map { " (from \($0))" } ?? "")
     }
 
     func deleteJSON(_ d: ChangeSet.Delete) -> JSON {

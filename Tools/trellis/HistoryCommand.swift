@@ -157,10 +157,11 @@ struct HistoryCommand: Command {
             let relationship =
                 mine ? format.relationshipName(e.source.entity, e.relationship.index) : format.inverseName(e)
             let other = mine ? e.target : e.source
-            let kind = e.kind == .link ? "link" : "unlink"
+            let kind = ChangeFormat.kindName(e.kind)
             out.append(
                 Entry(
-                    record: record, kind: kind, text: "\(relationship) → \(format.object(other))",
+                    record: record, kind: kind,
+                    text: "\(relationship) → \(format.object(other))" + (mine ? ChangeFormat.placeText(e) : ""),
                     json: [("relationship", .string(relationship)), ("target", .string(format.object(other)))]))
         }
         for d in changes.deletes where d.id == id {

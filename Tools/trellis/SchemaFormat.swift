@@ -55,11 +55,14 @@ enum SchemaFormat {
                 "relationships",
                 .array(
                     entity.relationships.map { r in
-                        .object([
+                        var pairs: [(String, JSON)] = [
                             ("name", .string(r.name)), ("target", .string(r.target)), ("inverse", .string(r.inverse)),
                             ("toMany", .bool(r.isToMany)), ("deleteRule", .string(r.deleteRule.description)),
                             ("minCount", .int(r.minCount)), ("maxCount", r.maxCount.map { .int($0) } ?? .null),
-                        ])
+                        ]
+                        // Only an ordered relationship says so: the output for every other schema stays as it was.
+                        if r.isOrdered { pairs.append(("ordered", .bool(true))) }
+                        return .object(pairs)
                     })
             ),
             (
@@ -181,7 +184,9 @@ enum SchemaInput {
     private static func relationship(_ value: Any, _ path: String) throws -> RelationshipDescription {
         let o = try object(value, path)
         try known(
-            o, ["name", "target", "inverse", "toMany", "deleteRule", "minCount", "maxCount", "originalName"], path)
+            o,
+            ["name", "target", "inverse", "toMany", "ordered", "deleteRule", "minCount", "maxCount", "originalName"],
+            path)
         let ruleName = try optionalString(o["deleteRule"], "\(path).deleteRule") ?? "nullify"
         let rules: [DeleteRule] = [.nullify, .cascade, .deny, .noAction]
         guard let rule = rules.first(where: { $0.description == ruleName }) else {
@@ -189,6 +194,8 @@ enum SchemaInput {
             throw Invalid("\(path).deleteRule", "'\(ruleName)' is not a delete rule; the rules are \(names)")
         }
         let toMany = try bool(o["toMany"], "\(path).toMany") ?? false
+        let ordered = try bool(o["ordered"], "\(path).ordered") ?? false
+        if ordered && !toMany { throw Invalid("\(path).ordered", "only a to-many relationship can be ordered") }
         let minCount = try integer(o["minCount"], "\(path).minCount", in: 0...Int64(Int32.max)).map { Int($0) } ?? 0
         let maxCount = try integer(o["maxCount"], "\(path).maxCount", in: 0...Int64(Int32.max)).map { Int($0) }
         if !toMany, let maxCount, maxCount != 1 {
@@ -196,7 +203,7 @@ enum SchemaInput {
         }
         return RelationshipDescription(
             try string(o["name"], "\(path).name"), to: try string(o["target"], "\(path).target"),
-            inverse: try string(o["inverse"], "\(path).inverse"), toMany: toMany, deleteRule: rule,
+            inverse: try string(o["inverse"], "\(path).inverse"), toMany: toMany, ordered: ordered, deleteRule: rule,
             minCount: minCount, maxCount: maxCount,
             originalName: try optionalString(o["originalName"], "\(path).originalName"))
     }

@@ -66,6 +66,9 @@ public struct RelationshipDescription: Sendable, Equatable {
     public var inverse: String
     /// Whether it holds any number of targets (otherwise at most one).
     public var isToMany: Bool
+    /// Whether a to-many relationship keeps its targets in an order of the app's choosing (inserted, moved and removed
+    /// at positions) rather than as a set.
+    public var isOrdered: Bool = false
     /// What deleting an object does to the targets of this relationship.
     public var deleteRule: DeleteRule
     /// The fewest targets a live object must have (1 makes a to-one relationship required).
@@ -76,12 +79,15 @@ public struct RelationshipDescription: Sendable, Equatable {
     public var originalName: String?
 
     /// A relationship named `name` to `target`, whose other end is `target`'s `inverse`. `optional: false` requires a
-    /// target (a minimum count of 1); `minCount` and `maxCount` bound a to-many relationship.
+    /// target (a minimum count of 1); `minCount` and `maxCount` bound a to-many relationship; `ordered: true` keeps a
+    /// to-many relationship's targets in order.
     public init(
-        _ name: String, to target: String, inverse: String, toMany: Bool = false, deleteRule: DeleteRule = .nullify,
-        optional: Bool = true, minCount: Int? = nil, maxCount: Int? = nil, originalName: String? = nil
+        _ name: String, to target: String, inverse: String, toMany: Bool = false, ordered: Bool = false,
+        deleteRule: DeleteRule = .nullify, optional: Bool = true, minCount: Int? = nil, maxCount: Int? = nil,
+        originalName: String? = nil
     ) {
         self.originalName = originalName
+        self.isOrdered = ordered
         self.name = name
         self.target = target
         self.inverse = inverse

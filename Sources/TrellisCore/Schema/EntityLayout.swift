@@ -6,6 +6,8 @@
         /// The position of the inverse relationship in the target entity.
         package var inverse: Int
         package var isToMany: Bool
+        /// Whether the targets keep an order (a to-many relationship only).
+        package var isOrdered: Bool = false
         package var deleteRule: DeleteRule
         package var minCount: Int
         package var maxCount: Int?
@@ -68,12 +70,16 @@
                     "relationship '\(r.name)' and its inverse '\(r.target).\(r.inverse)' do not point at each other "
                         + "('\(r.target).\(r.inverse)' has target '\(back.target)' and inverse '\(back.inverse)')")
             }
+            if r.isOrdered && !r.isToMany {
+                throw Self.invalid(entity, "relationship '\(r.name)' is ordered but not to-many")
+            }
             if r.minCount < 0 || (r.maxCount.map { $0 < max(r.minCount, 1) } ?? false) {
                 throw Self.invalid(entity, "relationship '\(r.name)' has an impossible count range")
             }
             relationships.append(
                 RelationshipLayout(
-                    name: r.name, target: target, inverse: inverse, isToMany: r.isToMany, deleteRule: r.deleteRule,
+                    name: r.name, target: target, inverse: inverse, isToMany: r.isToMany, isOrdered: r.isOrdered,
+                    deleteRule: r.deleteRule,
                     minCount: r.minCount, maxCount: r.maxCount))
         }
         var indexes: [IndexLayout] = []

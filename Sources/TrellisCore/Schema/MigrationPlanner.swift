@@ -253,6 +253,11 @@ package struct MigrationPlanner {
                 refuse(
                     "\(entity.name).\(r.name): changing it from to-\(was.isToMany ? "many" : "one") to "
                         + "to-\(r.isToMany ? "many" : "one") is not inferred; use a custom migration stage")
+            } else if was.isOrdered != r.isOrdered {
+                differ(entity.name, r.name, .cardinality, Self.cardinality(was), Self.cardinality(r))
+                refuse(
+                    "\(entity.name).\(r.name): changing it from \(Self.cardinality(was)) to \(Self.cardinality(r)) "
+                        + "is not inferred; use a custom migration stage")
             }
             if was.deleteRule != r.deleteRule {
                 steps.append(
@@ -434,7 +439,9 @@ package struct MigrationPlanner {
 
     private static func optionality(_ a: AttributeDescription) -> String { a.isOptional ? "optional" : "required" }
 
-    private static func cardinality(_ r: RelationshipDescription) -> String { r.isToMany ? "to-many" : "to-one" }
+    private static func cardinality(_ r: RelationshipDescription) -> String {
+        r.isOrdered ? "ordered to-many" : r.isToMany ? "to-many" : "to-one"
+    }
 
     private static func bounds(_ r: RelationshipDescription) -> String {
         "\(r.minCount)...\(r.maxCount.map(String.init) ?? "")"

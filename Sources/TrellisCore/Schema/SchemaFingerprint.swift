@@ -12,7 +12,8 @@ enum SchemaFingerprint {
             }
             for r in e.relationships {
                 text += "R:\(r.name):\(r.target):\(r.inverse):\(r.isToMany ? 1 : 0):\(r.deleteRule.rawValue)"
-                text += ":\(r.minCount):\(r.maxCount.map(String.init) ?? "-");"
+                // Only ordered relationships add to the text, so every fingerprint stored before they existed holds.
+                text += ":\(r.minCount):\(r.maxCount.map(String.init) ?? "-")\(r.isOrdered ? ":o" : "");"
             }
             for i in e.indexes { text += "I:\(i.attributes.joined(separator: ",")):\(i.isUnique ? 1 : 0);" }
         }

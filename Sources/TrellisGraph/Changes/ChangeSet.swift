@@ -59,6 +59,9 @@ public struct ChangeSet: Sendable, Equatable {
             case link = 1
             /// Removes the target.
             case unlink = 2
+            /// Puts the target at `position` of an ordered to-many relationship: inserts it there, or moves it
+            /// there when the list holds it already (`previousPosition` says where it was).
+            case place = 3
         }
         /// Link or unlink.
         public var kind: Kind
@@ -68,12 +71,28 @@ public struct ChangeSet: Sendable, Equatable {
         public var relationship: RelationshipKey
         /// The object linked or unlinked.
         public var target: ObjectID
+        /// For `place`: the target's index in the list after the edit. For a transaction's `unlink` of serial 0 from
+        /// an ordered relationship: the index of the target to remove.
+        public var position: Int = 0
+        /// For `place`: the target's index in the list before the edit, or nil when it was not in the list.
+        public var previousPosition: Int?
         /// An edit of `source`'s `relationship` (a key of the source's entity) to `target`.
         public init(_ kind: Kind, source: ObjectID, relationship: RelationshipKey, target: ObjectID) {
             self.kind = kind
             self.source = source
             self.relationship = relationship
             self.target = target
+        }
+
+        /// A `place` edit: `target` at `position` of `source`'s ordered `relationship`, where it was at
+        /// `previousPosition` (nil: not in the list).
+        public init(
+            placing target: ObjectID, source: ObjectID, relationship: RelationshipKey, at position: Int,
+            previousPosition: Int?
+        ) {
+            self.init(.place, source: source, relationship: relationship, target: target)
+            self.position = position
+            self.previousPosition = previousPosition
         }
 
         /// An edit of the relationship at position `index` of the source's entity.

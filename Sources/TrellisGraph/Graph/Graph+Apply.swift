@@ -73,7 +73,8 @@ extension Graph {
             let links = delete.relationships
             for k in layout.relationships.indices {
                 let held = targets(delete.id, RelationshipKey(entity: delete.id.entity, index: k))
-                let said = k < links.count ? links[k].sorted() : []
+                let ordered = layout.relationships[k].isOrdered
+                let said = k < links.count ? (ordered ? links[k] : links[k].sorted()) : []
                 guard said == held else {
                     throw reject(
                         "delete says relationship '\(layout.relationships[k].name)' held \(said.count) target(s) "
@@ -317,8 +318,8 @@ extension Graph {
         }
     }
 
-    /// Links or unlinks both ends of a relationship. Linking a to-one end that points elsewhere first unlinks the
-    /// old target's inverse, so both ends always agree.
+    /// Links or unlinks both ends of a relationship, or places a target in an ordered one. Linking a to-one end that
+    /// points elsewhere first unlinks the old target's inverse, so both ends always agree.
     package mutating func applyEdit(_ edit: ChangeSet.RelationshipEdit) throws {
         try checkEntity(edit.source)
         try checkEntity(edit.target)
@@ -341,6 +342,19 @@ extension Graph {
             if displaced != 0 {
                 tables[t].removeTarget(displaced, rel.inverse, edit.source.serial, layout: targetLayout)
             }
+            let previousOwner = tables[t].addTarget(
+                edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
+            if previousOwner != 0 {
+                tables[s].removeTarget(previousOwner, k, edit.target.serial, layout: sourceLayout)
+            }
+        case .place:
+            guard rel.isOrdered else { throw reject("place edit of an unordered relationship of", edit.source) }
+            guard tables[s].contains(edit.source.serial) else { throw reject("place from missing object", edit.source) }
+            guard tables[t].contains(edit.target.serial) else { throw reject("place of missing object", edit.target) }
+            guard
+                tables[s].placeTarget(
+                    edit.source.serial, k, edit.target.serial, at: edit.position, layout: sourceLayout)
+            else { throw reject("place edit at position \(edit.position), out of range, in", edit.source) }
             let previousOwner = tables[t].addTarget(
                 edit.target.serial, rel.inverse, edit.source.serial, layout: targetLayout)
             if previousOwner != 0 {

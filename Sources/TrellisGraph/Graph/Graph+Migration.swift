@@ -105,7 +105,9 @@ extension Graph {
         }
         out.links.reserveCapacity(map.relationships.count)
         for (k, source) in map.relationships.enumerated() {
-            out.links.append(source.map { leaf.links[$0] } ?? LinkColumn(toMany: layout.relationships[k].isToMany))
+            out.links.append(
+                source.map { leaf.links[$0].shaped(like: layout.relationships[k]) }
+                    ?? LinkColumn(layout.relationships[k]))
         }
         return out
     }

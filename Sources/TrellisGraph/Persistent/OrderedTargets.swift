@@ -7,7 +7,7 @@ import TrellisCore
 /// an index and a trie of serials gives the key, whose rank is the index. An insert takes a key between its
 /// neighbours'; when they leave no room, every key is spaced out again (O(k), after at least 31 inserts in one gap).
 /// Versions share structure as the trees they are made of do.
-package struct OrderedTargets: Sendable, Equatable {
+@usableFromInline package struct OrderedTargets: Sendable, Equatable {
     /// The space between consecutive keys after a respacing: room for 31 halvings of a gap either side.
     static let spacing: UInt64 = 1 << 32
     /// Position key → serial, in list order.
@@ -16,7 +16,7 @@ package struct OrderedTargets: Sendable, Equatable {
     private var keys = SerialTrie<UInt64>()
 
     /// An empty list.
-    package init() {}
+    @usableFromInline package init() {}
 
     /// The list of `serials` in this order, spaced evenly. Precondition: no serial twice.
     /// - Complexity: O(k).
@@ -25,11 +25,11 @@ package struct OrderedTargets: Sendable, Equatable {
     }
 
     /// The number of targets.
-    package var count: Int { order.count }
+    @usableFromInline package var count: Int { order.count }
 
     /// The targets in list order.
     /// - Complexity: O(k).
-    package var serials: [UInt64] {
+    @usableFromInline package var serials: [UInt64] {
         var out: [UInt64] = []
         out.reserveCapacity(count)
         order.forEach { _, serial in out.append(serial) }
@@ -37,7 +37,7 @@ package struct OrderedTargets: Sendable, Equatable {
     }
 
     /// Whether `serial` is in the list.
-    package func contains(_ serial: UInt64) -> Bool { keys.contains(serial) }
+    @usableFromInline package func contains(_ serial: UInt64) -> Bool { keys.contains(serial) }
 
     /// The serial at `index`. Precondition: `0 <= index < count`.
     package func serial(at index: Int) -> UInt64 { order.element(atRank: index).value }
@@ -88,7 +88,7 @@ package struct OrderedTargets: Sendable, Equatable {
     }
 
     /// Two lists are equal when they hold the same serials in the same order (whatever their keys).
-    package static func == (lhs: OrderedTargets, rhs: OrderedTargets) -> Bool {
+    @usableFromInline package static func == (lhs: OrderedTargets, rhs: OrderedTargets) -> Bool {
         lhs.count == rhs.count && lhs.serials == rhs.serials
     }
 

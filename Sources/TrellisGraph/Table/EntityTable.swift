@@ -132,6 +132,13 @@ import TrellisCore
     ) -> UInt64 {
         let (l, r) = Self.split(serial)
         return leaves.modify(l, default: { Leaf(layout) }) { leaf -> UInt64 in
+            if leaf.links[relationship].isOrdered {
+                // An ordered list takes a new target at its end (`placeTarget` puts one at a position).
+                if !leaf.links[relationship].ordered[r].contains(target) {
+                    leaf.links[relationship].ordered[r].insert(target, at: leaf.links[relationship].ordered[r].count)
+                }
+                return 0
+            }
             if leaf.links[relationship].isToMany {
                 leaf.links[relationship].many[r][target] = ()
                 return 0
@@ -146,11 +153,31 @@ import TrellisCore
         let (l, r) = Self.split(serial)
         guard let leaf = leaves[l], leaf.contains(r), leaf.hasTarget(r, relationship, target) else { return }
         leaves.modify(l, default: { Leaf(layout) }) { leaf in
-            if leaf.links[relationship].isToMany {
+            if leaf.links[relationship].isOrdered {
+                leaf.links[relationship].ordered[r].remove(target)
+            } else if leaf.links[relationship].isToMany {
                 leaf.links[relationship].many[r].removeValue(forKey: target)
             } else {
                 leaf.links[relationship].one[r] = 0
             }
         }
+    }
+
+    /// Puts `target` at `position` of an ordered relationship of `serial`: inserted there, or moved there when the list
+    /// holds it already (`position` is its index after the move). False, changing nothing, when the position is out
+    /// of range.
+    mutating func placeTarget(
+        _ serial: UInt64, _ relationship: Int, _ target: UInt64, at position: Int, layout: EntityLayout
+    ) -> Bool {
+        let (l, r) = Self.split(serial)
+        guard let leaf = leaves[l], leaf.contains(r), leaf.links[relationship].isOrdered else { return false }
+        let list = leaf.links[relationship].ordered[r]
+        let held = list.contains(target)
+        guard position >= 0, position <= list.count - (held ? 1 : 0) else { return false }
+        leaves.modify(l, default: { Leaf(layout) }) { leaf in
+            if held { leaf.links[relationship].ordered[r].remove(target) }
+            leaf.links[relationship].ordered[r].insert(target, at: position)
+        }
+        return true
     }
 }

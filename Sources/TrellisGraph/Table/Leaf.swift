@@ -16,7 +16,7 @@ import TrellisCore
 
     package init(_ layout: EntityLayout) {
         columns = layout.attributes.map { Column(kind: Column.Kind($0.type)) }
-        links = layout.relationships.map { LinkColumn(toMany: $0.isToMany) }
+        links = layout.relationships.map { LinkColumn($0) }
     }
 
     init(present: UInt64, columns: [Column], links: [LinkColumn]) {
@@ -46,7 +46,9 @@ import TrellisCore
             columns[c].nulls &= ~bit
         }
         for k in links.indices {
-            if links[k].isToMany {
+            if links[k].isOrdered {
+                if links[k].ordered[row].count != 0 { links[k].ordered[row] = OrderedTargets() }
+            } else if links[k].isToMany {
                 if !links[k].many[row].isEmpty { links[k].many[row] = SerialTrie() }
             } else {
                 links[k].one[row] = 0
@@ -56,6 +58,7 @@ import TrellisCore
 
     func targets(_ row: Int, _ relationship: Int) -> [UInt64] {
         let link = links[relationship]
+        if link.isOrdered { return link.ordered[row].serials }
         if link.isToMany {
             var out: [UInt64] = []
             out.reserveCapacity(link.many[row].count)
@@ -70,15 +73,19 @@ import TrellisCore
 
     @inlinable package func targetCount(_ row: Int, _ relationship: Int) -> Int {
         links.withUnsafeBufferPointer { links in
-            links[relationship].isToMany
-                ? links[relationship].many[row].count : (links[relationship].one[row] == 0 ? 0 : 1)
+            links[relationship].isOrdered
+                ? links[relationship].ordered[row].count
+                : links[relationship].isToMany
+                    ? links[relationship].many[row].count : (links[relationship].one[row] == 0 ? 0 : 1)
         }
     }
 
     func hasTarget(_ row: Int, _ relationship: Int, _ serial: UInt64) -> Bool {
         links.withUnsafeBufferPointer { links in
-            links[relationship].isToMany
-                ? links[relationship].many[row].contains(serial) : links[relationship].one[row] == serial
+            links[relationship].isOrdered
+                ? links[relationship].ordered[row].contains(serial)
+                : links[relationship].isToMany
+                    ? links[relationship].many[row].contains(serial) : links[relationship].one[row] == serial
         }
     }
 }
@@ -97,12 +104,14 @@ extension Leaf {
         columns.withUnsafeBufferPointer { $0[c].isNull(r) }
     }
 
-    /// Calls `body` with each target serial of a relationship of row `row`, in ascending order, without building an
-    /// array.
+    /// Calls `body` with each target serial of a relationship of row `row`, in ascending order (an ordered
+    /// relationship: in list order), without building an array.
     @inlinable @inline(__always)
     package func forEachTarget(_ row: Int, _ relationship: Int, _ body: (UInt64) throws -> Void) rethrows {
         try links.withUnsafeBufferPointer { links in
-            if links[relationship].isToMany {
+            if links[relationship].isOrdered {
+                for serial in links[relationship].ordered[row].serials { try body(serial) }
+            } else if links[relationship].isToMany {
                 try links[relationship].many[row].forEach { serial, _ in try body(serial) }
             } else if links[relationship].one[row] != 0 {
                 try body(links[relationship].one[row])

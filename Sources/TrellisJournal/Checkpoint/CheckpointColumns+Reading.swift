@@ -176,10 +176,18 @@ extension CheckpointColumns {
             try l.expectEnd()
             var start = 0
             for end in ends {
-                var previous: UInt64 = 0
-                for t in targets[start..<end] {
-                    guard t > previous else { throw l.failure("target \(t) is zero or out of order") }
-                    previous = t
+                if relationship.isOrdered {
+                    // In list order: each target non-zero and there once.
+                    var seen = Set<UInt64>()
+                    for t in targets[start..<end] {
+                        guard t != 0, seen.insert(t).inserted else { throw l.failure("target \(t) is zero or twice") }
+                    }
+                } else {
+                    var previous: UInt64 = 0
+                    for t in targets[start..<end] {
+                        guard t > previous else { throw l.failure("target \(t) is zero or out of order") }
+                        previous = t
+                    }
                 }
                 start = end
             }

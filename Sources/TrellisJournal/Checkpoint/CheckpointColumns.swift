@@ -136,7 +136,8 @@ enum CheckpointColumns {
             for (p, r) in rows {
                 let link = parts[p].leaf.links[k]
                 if link.isToMany {
-                    counts.append(Int64(link.many[r].count))
+                    // An ordered relationship's targets go in list order.
+                    counts.append(Int64(parts[p].leaf.targetCount(r, k)))
                     parts[p].leaf.forEachTarget(r, k) { serial in targets.append(Int64(bitPattern: serial)) }
                 } else {
                     let t = link.one[r]
@@ -212,7 +213,9 @@ enum CheckpointColumns {
             var m = mask
             while m != 0 {
                 let r = m.trailingZeroBitCount
-                total += link.isToMany ? link.many[r].count : (link.one[r] == 0 ? 0 : 1)
+                total +=
+                    link.isOrdered
+                    ? link.ordered[r].count : link.isToMany ? link.many[r].count : (link.one[r] == 0 ? 0 : 1)
                 m &= m - 1
             }
         }

@@ -278,7 +278,9 @@ struct GraphBulkLoader {
                 let start = i == 0 ? 0 : links.ends[i - 1]
                 let end = links.ends[i]
                 guard start < end else { continue }
-                if toMany {
+                if leaf.links[relationship].isOrdered {
+                    leaf.links[relationship].ordered[r] = OrderedTargets(links.targets[start..<end])
+                } else if toMany {
                     leaf.links[relationship].setTargets(r, ascending: links.targets[start..<end])
                 } else {
                     leaf.links[relationship].one[r] = links.targets[start]

@@ -8,8 +8,9 @@ import TrellisGraph
 ///
 ///     inserts:  count, then per insert:  entity, serial, value count, values…
 ///     updates:  count, then per update:  entity, serial, change count, then per change: attribute, old, new
-///     edits:    count, then per edit:    kind (1 link, 2 unlink), source entity, source serial, relationship,
-///                                        target entity, target serial
+///     edits:    count, then per edit:    kind (1 link, 2 unlink, 3 place), source entity, source serial,
+///                                        relationship, target entity, target serial; a place (format version 8)
+///                                        then: position, previous position + 1 (0: was not in the list)
 ///     deletes:  count, then per delete:  entity, serial, value count, values…,
 ///                                        relationship count, then per relationship: target count, target serials…
 ///                                        (target entity from the schema)
@@ -118,6 +119,10 @@ package enum ChangeSetCodec {
             w.varint(edit.relationship.index)
             w.varint(UInt64(edit.target.entity))
             w.varint(edit.target.serial)
+            if edit.kind == .place {
+                w.varint(edit.position)
+                w.varint(edit.previousPosition.map { $0 + 1 } ?? 0)
+            }
         }
         w.varint(deletes.count)
         // Read in place through the buffers: iterating by value copied each delete's arrays (a retain and a release
@@ -302,7 +307,13 @@ package enum ChangeSetCodec {
             let source = ObjectID(entity: try entity(), serial: try r.varint())
             let relationship = try r.int(limit: Int(UInt32.max))
             let target = ObjectID(entity: try entity(), serial: try r.varint())
-            changes.edits.append(.init(kind, source: source, relationship: relationship, target: target))
+            var edit = ChangeSet.RelationshipEdit(kind, source: source, relationship: relationship, target: target)
+            if kind == .place {
+                edit.position = try r.int(limit: Int(Int32.max))
+                let previous = try r.int(limit: Int(Int32.max))
+                edit.previousPosition = previous == 0 ? nil : previous - 1
+            }
+            changes.edits.append(edit)
         }
         let deletes = try r.count(minimumBytes: 4)
         changes.deletes.reserveCapacity(reserve(deletes))

@@ -8,7 +8,8 @@ package enum JournalFormat {
     /// manifest (the durable sequence, every byte under its checksum); version 6 added the synced-through watermark
     /// to every frame header (40 bytes instead of 32), which lets point-in-time recovery tell an unacknowledged hole;
     /// version 7 ends every change-set record with the commit's author and adds the `HISTORY` file (retention);
-    /// version 8 adds collection attributes (types 15 to 17) and their value tag (12).
+    /// version 8 adds collection attributes (types 15 to 17) and their value tag (12), and ordered to-many
+    /// relationships (a schema byte, the `place` edit, list-ordered checkpoint links).
     static let version: UInt16 = 8
     /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
     /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte

@@ -6,8 +6,8 @@ import TrellisGraph
 ///
 /// Layout: codec version (1 byte, 1), entity count, then per entity: name, attribute count, per attribute (name,
 /// type raw value byte, optional byte, has-default byte, default value if any), relationship count, per
-/// relationship (name, target, inverse, to-many byte, delete rule byte, minimum count, maximum count + 1 or 0 for
-/// none), index count, per index (attribute name count, names, unique byte). Strings are varint length + UTF-8.
+/// relationship (name, target, inverse, to-many byte (3: ordered to-many, format version 8), delete rule byte,
+/// minimum count, maximum count + 1 or 0 for none), index count, per index (attribute name count, names, unique byte). Strings are varint length + UTF-8.
 /// Version 2 (format version 4) adds a flags byte after each entity's name (1: retired, see
 /// `EntityDescription.isRetired`) and the migration history after the entities: count, then per migration: sequence
 /// (varint), time (zigzag varint microseconds since 1970), from and to fingerprints (8 bytes each), from and to
@@ -42,7 +42,7 @@ package enum SchemaCodec {
                 w.string(r.name)
                 w.string(r.target)
                 w.string(r.inverse)
-                w.u8(r.isToMany ? 1 : 0)
+                w.u8(r.isOrdered ? 3 : r.isToMany ? 1 : 0)
                 w.u8(r.deleteRule.rawValue)
                 w.varint(r.minCount)
                 w.varint(r.maxCount.map { UInt64($0) + 1 } ?? 0)
@@ -93,12 +93,16 @@ package enum SchemaCodec {
                 let name = try r.string()
                 let target = try r.string()
                 let inverse = try r.string()
-                let toMany = try r.u8() != 0
+                let cardinality = try r.u8()
+                // 3: ordered to-many (format version 8); any other non-zero byte reads as to-many, as before.
+                let toMany = cardinality != 0
+                let ordered = cardinality == 3
                 let rawRule = try r.u8()
                 guard let rule = DeleteRule(rawValue: rawRule) else { throw r.failure("unknown delete rule") }
                 let minCount = try r.int(limit: Int(Int32.max))
                 let maxPlusOne = try r.int(limit: Int(Int32.max))
-                var rel = RelationshipDescription(name, to: target, inverse: inverse, toMany: toMany, deleteRule: rule)
+                var rel = RelationshipDescription(
+                    name, to: target, inverse: inverse, toMany: toMany, ordered: ordered, deleteRule: rule)
                 rel.minCount = minCount
                 rel.maxCount = maxPlusOne == 0 ? nil : maxPlusOne - 1
                 entity.relationships.append(rel)

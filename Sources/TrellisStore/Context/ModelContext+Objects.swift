@@ -196,12 +196,17 @@ extension ModelContext {
     /// every end that changes hear of it (the object's own end, and the other ends that gain or lose it).
     func setTargets(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ targets: [Model]) {
         let rel = binding.relationship(ordinal)
-        let ids = targets.map { target -> ObjectID in
+        var ids = targets.map { target -> ObjectID in
             if target.modelContext == nil { insert(target) }
             precondition(target.modelContext === self, "Trellis: \(target) belongs to another context")
             return target.storedID!
         }
         let relationship = schema.layouts[Int(id.entity)].relationships[rel]
+        if relationship.isOrdered {
+            // A target appears once, where it first appears.
+            var seen = Set<ObjectID>()
+            ids = ids.filter { seen.insert($0).inserted }
+        }
         guard view.exists(id) else {
             writesToDeleted.append("\(schema.describe(id)).\(relationship.name)")
             return
@@ -219,7 +224,8 @@ extension ModelContext {
             removed = current
             added = Array(ids.prefix(1))
         }
-        guard !removed.isEmpty || !added.isEmpty else { return }
+        let reordered = relationship.isOrdered && current != ids
+        guard !removed.isEmpty || !added.isEmpty || reordered else { return }
         var observed = observedChanges()
         if !registered.isEmpty {
             observed.insert(.relationship(rel), of: id)
@@ -237,6 +243,8 @@ extension ModelContext {
             if relationship.isToMany {
                 for t in removed { unlink(id, rel, t) }
                 for t in added { link(id, rel, t) }
+                // The inverse ends are done; the list takes the order given.
+                if relationship.isOrdered { pending.setLink(id, rel, .ordered(ids)) }
             } else {
                 setTarget(id, rel, added.first)
             }

@@ -164,6 +164,8 @@ extension ModelContext {
             case .toOne:
                 parent.noteOrigin(slot.id)
                 target.setLink(slot.id, slot.relationship, state)
+            case .ordered:
+                target.setLink(slot.id, slot.relationship, state)
             case .toMany(let added, let removed):
                 for t in added { target.editToMany(slot.id, slot.relationship, t, present: true) }
                 for t in removed { target.editToMany(slot.id, slot.relationship, t, present: false) }

@@ -8,7 +8,8 @@ import TrellisJournal
 /// Inserted objects carry full rows; updates carry only changed attributes; deletes hide objects of the layers below.
 /// Relationship state is kept per (object, relationship) and on both ends of every edit, so either end reads right.
 /// To-many state is a pair of "ensure present" and "ensure absent" sets, so that layering composes without reading
-/// the (possibly huge) target list below.
+/// the (possibly huge) target list below. An ordered to-many end holds its whole list instead (an order cannot be
+/// said as sets); a save turns it into edits against the newest version (`SavePlanner.orderedEdits`).
 ///
 /// A reference type: a context and the views it hands to fetches share one instance, so reads always see the newest
 /// state without copying it.
@@ -17,6 +18,8 @@ final class PendingChanges {
     enum LinkState: Equatable {
         case toOne(ObjectID?)
         case toMany(added: Set<ObjectID>, removed: Set<ObjectID>)
+        /// An ordered to-many end: its whole list, in order (existence is checked on read).
+        case ordered([ObjectID])
     }
 
     struct Slot: Hashable {
@@ -99,6 +102,7 @@ final class PendingChanges {
         switch links[Slot(id: id, relationship: relationship)] {
         case nil: return inserted[id] != nil ? [] : below()
         case .toOne(let t): return t.map { [$0] } ?? []
+        case .ordered(let list): return list
         case .toMany(let added, let removed):
             var out = inserted[id] != nil ? [] : below()
             if !removed.isEmpty { out.removeAll { removed.contains($0) } }

@@ -75,6 +75,7 @@ struct SavePlanner {
             switch state {
             case .toOne(let t): if let t { targets = [t] }
             case .toMany(let added, _): targets = Array(added)
+            case .ordered(let list): targets = list
             }
             for t in targets where !pending.isInserted(t) && view.exists(t) {
                 plan.watched.insert(t)
@@ -137,13 +138,19 @@ struct SavePlanner {
         }
         for (slot, state) in pending.allLinks.sorted(by: { $0.key.id < $1.key.id }) {
             let (s, k) = (slot.id, slot.relationship)
-            guard isLive(s), !dropAll.contains(s), !writeWhole.contains(s), !(dropLinks[s]?.contains(k) ?? false)
+            // An object the context wins whole has its row and to-one ends written above; its ordered lists here.
+            let ordered: Bool
+            if case .ordered = state { ordered = true } else { ordered = false }
+            guard isLive(s), !dropAll.contains(s), ordered || !writeWhole.contains(s),
+                !(dropLinks[s]?.contains(k) ?? false)
             else { continue }
             let r = schema.layouts[Int(s.entity)].relationships[k]
             switch state {
             case .toOne(let t):
                 if let t, !isLive(t) || dropAll.contains(t) { continue }
                 tx.setTarget(s, k, t, schema)
+            case .ordered(let list):
+                orderedEdits(&tx, s, k, list.filter { isLive($0) && !dropAll.contains($0) })
             case .toMany(let added, let removed):
                 // A to-one inverse end carries the edit; a to-many pair is written from one end only.
                 let inverseIsToMany = schema.layouts[Int(r.target)].relationships[r.inverse].isToMany
@@ -158,6 +165,27 @@ struct SavePlanner {
         }
         for id in pending.deleteRoots where newest.contains(id) && !dropAll.contains(id) && pending.isDeleted(id) {
             try? tx.delete(id)
+        }
+    }
+
+    /// The edits that make an ordered list of `s` in the newest version start with `list`: unlinks of the targets
+    /// this context removed (those its base held and `list` lacks), then, left to right, a place of each target not
+    /// yet where it belongs (an insert, or a move). Targets another commit added meanwhile stay, after `list`'s.
+    /// Edits of other ends in the same commit only append at the end or remove what `list` lacks, so each place
+    /// still leaves the list's front right.
+    private func orderedEdits(_ tx: inout Transaction, _ s: ObjectID, _ k: Int, _ list: [ObjectID]) {
+        let key = RelationshipKey(entity: s.entity, index: k)
+        let wanted = Set(list)
+        let removed = Set(view.rawTargets(s, k, depth: 0)).subtracting(wanted)
+        var working = newest.contains(s) ? newest.targets(s, key) : []
+        for t in working where removed.contains(t) {
+            tx.appendEdit(.init(.unlink, source: s, relationship: k, target: t))
+        }
+        working.removeAll { removed.contains($0) }
+        for (i, t) in list.enumerated() where i >= working.count || working[i] != t {
+            if let from = working.firstIndex(of: t) { working.remove(at: from) }
+            working.insert(t, at: i)
+            tx.appendEdit(.init(placing: t, source: s, relationship: key, at: i, previousPosition: nil))
         }
     }
 }

@@ -187,7 +187,15 @@ extension Transaction {
             }
         }
         for edit in changes.edits.reversed() {
-            let kind: ChangeSet.RelationshipEdit.Kind = edit.kind == .link ? .unlink : .link
+            if edit.kind == .place, let previous = edit.previousPosition {
+                // A move: back to where it was.
+                edits.append(
+                    .init(
+                        placing: edit.target, source: edit.source, relationship: edit.relationship, at: previous,
+                        previousPosition: nil))
+                continue
+            }
+            let kind: ChangeSet.RelationshipEdit.Kind = edit.kind == .unlink ? .link : .unlink
             if kind == .link && (inserted.contains(edit.source) || inserted.contains(edit.target)) { continue }
             edits.append(.init(kind, source: edit.source, relationship: edit.relationship, target: edit.target))
         }

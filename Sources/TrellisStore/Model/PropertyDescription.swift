@@ -18,6 +18,8 @@ struct ModelRelationship: Sendable {
     var name: String
     var target: Model.Type
     var isToMany: Bool
+    /// Whether a to-many relationship keeps its targets in the order the app gives them.
+    var isOrdered = false
     var deleteRule: DeleteRule
     /// The key path on the target that the declaration names as its inverse.
     var inverse: KeyPathKey?

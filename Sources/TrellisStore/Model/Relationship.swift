@@ -61,7 +61,11 @@ extension Array: RelationshipValue where Element: Model {
 ///
 /// Both ends are stored and kept in step: setting `chore.project` adds the chore to `project.chores`. Naming the
 /// inverse on one end is enough; when neither end names it, the only relationship of the target pointing back is
-/// taken, and failing that a hidden to-many inverse is made. To-many targets come back in `ObjectID` order.
+/// taken, and failing that a hidden to-many inverse is made. To-many targets come back in `ObjectID` order, unless
+/// the relationship is ordered (`ordered: true`): then they come back in the order the app gave them, kept through
+/// saves, the journal, checkpoints and migrations. Insert, remove and move elements of an ordered array as of any
+/// array (`board.cards.insert(card, at: 0)`, `board.cards.remove(at: 2)`); a target appears at most once (a repeat
+/// is dropped), and setting the inverse end (`card.board = board`) appends the object at the end.
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     var value: Value
@@ -70,6 +74,7 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     let minimumCount: Int?
     let maximumCount: Int?
     let originalName: String?
+    let ordered: Bool
     var slot = -1
     static var isRelationship: Bool { true }
 
@@ -78,10 +83,12 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     ///     save that breaks it is refused with `TrellisError.Code.relationshipCount`.
     ///   - maximumCount: the most targets a saved object may have (to-many only; nil: no limit).
     ///   - originalName: the name the relationship had in the store's schema, when it was renamed.
+    ///   - ordered: whether a to-many relationship keeps its targets in the order the app gives them.
     public init(
         wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, minimumCount: Int? = nil,
-        maximumCount: Int? = nil, originalName: String? = nil
+        maximumCount: Int? = nil, originalName: String? = nil, ordered: Bool = false
     ) {
+        self.ordered = ordered
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = nil
@@ -94,10 +101,13 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     ///   - minimumCount: the fewest targets a saved object must have (1 makes a to-one relationship required).
     ///   - maximumCount: the most targets a saved object may have (to-many only; nil: no limit).
     ///   - originalName: the name the relationship had in the store's schema, when it was renamed.
+    ///   - ordered: whether a to-many relationship keeps its targets in the order the app gives them.
     public init<Inverse: RelationshipValue>(
         wrappedValue: Value = .empty, deleteRule: DeleteRule = .nullify, minimumCount: Int? = nil,
-        maximumCount: Int? = nil, inverse: KeyPath<Value.Target, Inverse>, originalName: String? = nil
+        maximumCount: Int? = nil, inverse: KeyPath<Value.Target, Inverse>, originalName: String? = nil,
+        ordered: Bool = false
     ) {
+        self.ordered = ordered
         self.value = wrappedValue
         self.deleteRule = deleteRule
         self.inverse = KeyPathKey(inverse)
@@ -148,7 +158,8 @@ public struct Relationship<Value: RelationshipValue>: ModelPropertyStorage {
     func describe(name: String) -> PropertyDescription {
         .relationship(
             ModelRelationship(
-                name: name, target: Value.Target.self, isToMany: Value.isToMany, deleteRule: deleteRule,
+                name: name, target: Value.Target.self, isToMany: Value.isToMany, isOrdered: ordered && Value.isToMany,
+                deleteRule: deleteRule,
                 inverse: inverse, minimumCount: minimumCount, maximumCount: maximumCount, originalName: originalName))
     }
 

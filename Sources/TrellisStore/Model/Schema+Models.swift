@@ -128,7 +128,8 @@ extension Schema {
                 described.append(
                     RelationshipDescription(
                         r.name, to: metadata[try targetNumber(r, of: e)].entityName,
-                        inverse: inverse[End(entity: e, index: i)]!, toMany: r.isToMany, deleteRule: r.deleteRule,
+                        inverse: inverse[End(entity: e, index: i)]!, toMany: r.isToMany, ordered: r.isOrdered,
+                        deleteRule: r.deleteRule,
                         minCount: r.minimumCount, maxCount: r.maximumCount, originalName: r.originalName))
             }
             // Declared relationships first, in declaration order; hidden inverses after them.

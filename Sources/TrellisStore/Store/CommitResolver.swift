@@ -176,7 +176,11 @@ struct CommitResolver {
             let current = graph.targets(edit.source, edit.relationship)
             switch edit.kind {
             case .unlink:
-                let target = edit.target.serial == 0 ? current.first : edit.target
+                var target = edit.target.serial == 0 ? current.first : edit.target
+                if edit.target.serial == 0 && rel.isOrdered {
+                    try checkPosition(edit.position, below: current.count, rel, edit.source)
+                    target = current[edit.position]
+                }
                 guard let target, current.contains(target) else { continue }
                 try emit(.init(.unlink, source: edit.source, relationship: edit.relationship, target: target))
             case .link:
@@ -196,7 +200,62 @@ struct CommitResolver {
                     try emit(.init(.unlink, source: owner, relationship: edit.relationship, target: edit.target))
                 }
                 try emit(edit)
+            case .place:
+                try resolvePlace(edit, rel, current: current)
             }
+        }
+    }
+
+    /// Resolves a place request: the target (serial 0: the one at `previousPosition`) inserted at, or moved to,
+    /// `position`, with its previous position filled in; a to-one inverse that points elsewhere is unlinked first.
+    private mutating func resolvePlace(
+        _ edit: ChangeSet.RelationshipEdit, _ rel: EntityLayout.RelationshipLayout, current: [ObjectID]
+    ) throws {
+        guard rel.isOrdered else {
+            throw TrellisError(
+                .invalidArgument, "'\(rel.name)' of \(describe(edit.source)) is not an ordered relationship",
+                object: edit.source)
+        }
+        var target = edit.target
+        if target.serial == 0 {
+            try checkPosition(edit.previousPosition ?? -1, below: current.count, rel, edit.source)
+            target = current[edit.previousPosition!]
+        } else if !graph.contains(target) {
+            throw TrellisError(
+                .missingObject,
+                "cannot link \(describe(target)) to '\(rel.name)' of \(describe(edit.source)): it does not exist",
+                object: target)
+        }
+        if let from = current.firstIndex(of: target) {
+            try checkPosition(edit.position, below: current.count, rel, edit.source)
+            guard from != edit.position else { return }
+            try emit(
+                .init(
+                    placing: target, source: edit.source, relationship: edit.relationship, at: edit.position,
+                    previousPosition: from))
+            return
+        }
+        try checkPosition(edit.position, below: current.count + 1, rel, edit.source)
+        let inverse = RelationshipKey(entity: rel.target, index: rel.inverse)
+        if !schema.layouts[Int(rel.target)].relationships[rel.inverse].isToMany,
+            let owner = graph.targets(target, inverse).first
+        {
+            try emit(.init(.unlink, source: owner, relationship: edit.relationship, target: target))
+        }
+        try emit(
+            .init(
+                placing: target, source: edit.source, relationship: edit.relationship, at: edit.position,
+                previousPosition: nil))
+    }
+
+    private func checkPosition(
+        _ position: Int, below end: Int, _ rel: EntityLayout.RelationshipLayout, _ source: ObjectID
+    ) throws {
+        guard position >= 0, position < end else {
+            throw TrellisError(
+                .invalidArgument,
+                "position \(position) is out of range for '\(rel.name)' of \(describe(source)), which holds "
+                    + "\(end == 0 ? "no targets" : "positions 0 to \(end - 1)")", object: source)
         }
     }
 

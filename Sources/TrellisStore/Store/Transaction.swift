@@ -123,6 +123,49 @@ public struct Transaction: Sendable {
         edits.append(.init(.unlink, source: source, relationship: index, target: target))
     }
 
+    /// Inserts `target` into an ordered to-many relationship of `source` before the target at `position` (at the end
+    /// when `position` is the count), or moves it there when the list holds it already (`position` is then its index
+    /// after the move). The inverse follows. The position is checked at commit.
+    public mutating func link(_ source: ObjectID, _ relationship: String, _ target: ObjectID, at position: Int) throws {
+        let index = try orderedIndex(source, relationship)
+        try checkTarget(source, index, target)
+        try checkPosition(position)
+        edits.append(
+            .init(
+                placing: target, source: source,
+                relationship: RelationshipKey(entity: source.entity, index: index), at: position,
+                previousPosition: nil))
+    }
+
+    /// Moves the target at `source` of an ordered to-many relationship of `object` so that it ends up at
+    /// `destination`, as `Array`'s `remove(at:)` then `insert(_:at:)` would. The positions are checked at commit.
+    public mutating func move(_ object: ObjectID, _ relationship: String, from source: Int, to destination: Int) throws
+    {
+        let index = try orderedIndex(object, relationship)
+        try checkPosition(source)
+        try checkPosition(destination)
+        let rel = schema.layouts[Int(object.entity)].relationships[index]
+        // Serial 0 names "the target at `previousPosition`"; the commit resolves it.
+        edits.append(
+            .init(
+                placing: ObjectID(entity: rel.target, serial: 0), source: object,
+                relationship: RelationshipKey(entity: object.entity, index: index), at: destination,
+                previousPosition: source))
+    }
+
+    /// Removes the target at `position` of an ordered to-many relationship of `source`; the inverse follows. The
+    /// position is checked at commit.
+    public mutating func unlink(_ source: ObjectID, _ relationship: String, at position: Int) throws {
+        let index = try orderedIndex(source, relationship)
+        try checkPosition(position)
+        let rel = schema.layouts[Int(source.entity)].relationships[index]
+        // Serial 0 names "the target at `position`"; the commit resolves it.
+        var edit = ChangeSet.RelationshipEdit(
+            .unlink, source: source, relationship: index, target: ObjectID(entity: rel.target, serial: 0))
+        edit.position = position
+        edits.append(edit)
+    }
+
     /// Sets a to-one relationship to `target`, or clears it with nil.
     public mutating func setTarget(_ source: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
         let index = try relationshipIndex(source, relationship)
@@ -166,6 +209,20 @@ public struct Transaction: Sendable {
 
     private func relationshipIndex(_ source: ObjectID, _ name: String) throws -> Int {
         try entityLayout(source).relationshipIndex(name)
+    }
+
+    private func orderedIndex(_ source: ObjectID, _ name: String) throws -> Int {
+        let index = try relationshipIndex(source, name)
+        guard schema.layouts[Int(source.entity)].relationships[index].isOrdered else {
+            throw TrellisError(
+                .invalidArgument, "'\(name)' of \(schema.describe(source)) is not an ordered relationship",
+                object: source)
+        }
+        return index
+    }
+
+    private func checkPosition(_ position: Int) throws {
+        guard position >= 0 else { throw TrellisError(.invalidArgument, "position \(position) is negative") }
     }
 
     private func checkTarget(_ source: ObjectID, _ relationship: Int, _ target: ObjectID) throws {

@@ -18,6 +18,16 @@ enum ConstraintsExample {
         @Attribute var name = ""
         @Relationship var crew: Crew?
     }
+
+    final class Checklist: Model {
+        @Attribute var title = ""
+        @Relationship(deleteRule: .cascade, inverse: \Step.checklist, ordered: true) var steps: [Step]
+    }
+
+    final class Step: Model {
+        @Attribute var text = ""
+        @Relationship var checklist: Checklist?
+    }
 }
 
 extension ConstraintsExample {
@@ -84,6 +94,48 @@ extension ConstraintsExample {
             crew.sailors = []
             let none = #expect(throws: TrellisError.self) { try context.save() }
             #expect(none?.message == "Crew#1 would have 0 target(s) in 'sailors'; it must have 1...3")
+        }
+
+        // swift-format-ignore
+        @Test func anOrderedRelationshipKeepsTheOrderGiven() throws {
+            let printed = Printed()
+            func print(_ items: Any...) { printed.append(items) }
+            let store = try Store(models: [Checklist.self, Step.self])
+            let context = ModelContext(store)
+
+            let list = Checklist()
+            context.insert(list)
+            for text in ["pack", "drive", "unpack"] {
+                let step = Step()
+                step.text = text
+                list.steps.append(step)
+            }
+            let coffee = Step()
+            coffee.text = "coffee"
+            list.steps.insert(coffee, at: 0)           // coffee, pack, drive, unpack
+            list.steps.swapAt(1, 2)                    // coffee, drive, pack, unpack
+            list.steps.remove(at: 3)                   // coffee, drive, pack (unpack stays, on no list)
+            try context.save()
+            print(list.steps.map(\.text))             // ["coffee", "drive", "pack"]
+
+            #expect(printed.lines == [#"["coffee", "drive", "pack"]"#])
+            let fresh = ModelContext(store)
+            let stored = try #require(try fresh.fetch(FetchDescriptor<Checklist>()).first)
+            #expect(stored.steps.map(\.text) == ["coffee", "drive", "pack"])
+            #expect(try fresh.fetchCount(FetchDescriptor<Step>()) == 4)
+            let unpack = try fresh.fetch(FetchDescriptor<Step>(predicate: #Predicate { $0.text == "unpack" }))
+            #expect(unpack.count == 1 && unpack[0].checklist == nil)
+
+            // Without models: positions in a transaction.
+            let id = try #require(stored.objectID)
+            var tx = store.transaction()
+            try tx.move(id, "steps", from: 2, to: 0)
+            _ = try store.commit(tx)
+            let texts = try store.snapshot.targets(id, "steps").map { try store.snapshot.value($0, "text") ?? .null }
+            #expect(texts == ["pack", "coffee", "drive"])
+            var bad = store.transaction()
+            try bad.unlink(id, "steps", at: 3)
+            #expect(throws: TrellisError.self) { try store.commit(bad) }
         }
     }
 }
