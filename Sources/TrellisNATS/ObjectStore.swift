@@ -140,6 +140,13 @@ public struct ObjectStore: Sendable {
         }
     }
 
+    /// The digest an object of these bytes carries in its metadata: `SHA-256=<base64url>`.
+    public static func digest(of data: [UInt8]) -> String {
+        var hash = SHA256()
+        hash.update(data)
+        return "SHA-256=" + base64URL(hash.finish())
+    }
+
     static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
             of: "/", with: "_")

@@ -169,7 +169,7 @@ public final class Replica: Sendable {
             let messages = try js.fetch(
                 stream: streamName, consumer: consumer.name, batch: 256, timeout: .milliseconds(500))
             for message in messages {
-                try apply(message)
+                try apply(message, js)
             }
             // One acknowledgement covers the batch (pull consumers need an ack policy; the server's ack floor is how
             // far this replica has applied).
@@ -186,7 +186,7 @@ public final class Replica: Sendable {
         }
     }
 
-    private func apply(_ message: JetStreamMessage) throws {
+    private func apply(_ message: JetStreamMessage, _ js: JetStream) throws {
         let headers = message.message.headers
         let due = appliedSequence + 1
         guard let id = headers?["Nats-Msg-Id"].flatMap({ UInt64($0) }) else {
@@ -207,9 +207,9 @@ public final class Replica: Sendable {
             throw ReplicationError(.failed, "stream \(streamName) record \(id) lacks its format or salt header")
         }
         let context = "\(streamName) record \(id)"
+        let bytes = try recordBytes(message, id: id, js)
         do {
-            let frame = try DurableFrame(
-                received: message.message.payload, version: version, salt: salt, context: context)
+            let frame = try DurableFrame(received: bytes, version: version, salt: salt, context: context)
             guard frame.sequence == id else {
                 throw TrellisError(.corrupt, "\(context): the frame holds record \(frame.sequence)")
             }
@@ -217,6 +217,30 @@ public final class Replica: Sendable {
             try local.applyReplicated(changes, sequence: id, author: author)
         } catch let error as TrellisError where error.code != .io {
             throw ReplicationError(.failed, "\(error)")
+        }
+    }
+
+    /// The record's frame bytes: the message's payload, or, for a record over `max_payload`, the object its
+    /// `Trellis-Object` header names, with the digest its `Trellis-Digest` header gives (replication-format.md).
+    private func recordBytes(_ message: JetStreamMessage, id: UInt64, _ js: JetStream) throws -> [UInt8] {
+        let headers = message.message.headers
+        guard let object = headers?["Trellis-Object"] else { return message.message.payload }
+        guard object == "rec-\(id)", message.message.payload.isEmpty, let digest = headers?["Trellis-Digest"] else {
+            throw ReplicationError(
+                .failed,
+                "stream \(streamName) record \(id) names object \(object) without its digest or with a payload")
+        }
+        let bucket = try ObjectStore(js, bucket: "trellis-\(name)")
+        do {
+            // Another writer's object of this name would differ from the digest the fenced message carries.
+            guard try bucket.info(object).digest == digest else {
+                throw ReplicationError(
+                    .failed, "object \(object) of bucket trellis-\(name) is not the one record \(id) was published with"
+                )
+            }
+            return try bucket.get(object)
+        } catch let error as NATSError where error.code == .objectNotFound || error.code == .objectCorrupt {
+            throw ReplicationError(.failed, "stream \(streamName) record \(id): \(error)")
         }
     }
 

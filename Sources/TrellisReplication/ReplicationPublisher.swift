@@ -235,9 +235,21 @@ public final class ReplicationPublisher: Sendable {
         var options = PublishOptions(messageID: String(frame.sequence), expectedLastSubjectSequence: expected)
         options.headers["Trellis-Format"] = String(frame.version)
         options.headers["Trellis-Salt"] = Self.hex16(frame.salt)
+        // A frame the server cannot take in one message goes to the bucket; the message keeps its place and fence.
+        let large = frame.bytes.count + Self.headerRoom > js.connection.serverInfo.maxPayload
+        if large {
+            do {
+                let (object, digest) = try putRecordObject(frame, js)
+                options.headers["Trellis-Object"] = object
+                options.headers["Trellis-Digest"] = digest
+            } catch let error as NATSError {
+                resetConnection(after: error)
+                throw error
+            }
+        }
         let ack: PubAck
         do {
-            ack = try js.publish(subject, payload: frame.bytes, options: options)
+            ack = try js.publish(subject, payload: large ? [] : frame.bytes, options: options)
         } catch let error as NATSError where error.code == .wrongLastSequence {
             throw fail(
                 .fenced,
@@ -251,7 +263,7 @@ public final class ReplicationPublisher: Sendable {
         if ack.duplicate {
             // A retry whose first copy was stored, or another writer's record of the same number: only the bytes tell.
             let stored = try js.message(stream: streamName, sequence: ack.sequence)
-            guard stored.payload == frame.bytes else {
+            guard try recordBytes(stored, js) == frame.bytes else {
                 throw fail(
                     .fenced,
                     "another writer published a different record \(frame.sequence) to stream \(streamName); "
@@ -261,6 +273,39 @@ public final class ReplicationPublisher: Sendable {
         state.locked {
             $0.published = frame.sequence
             $0.streamSequence = ack.sequence
+        }
+    }
+
+    /// Room left under `max_payload` for a record message's headers.
+    static let headerRoom = 1024
+
+    /// The object that holds a record too large for one message: `rec-<n>`, the frame bytes
+    /// (replication-format.md, "Records over max_payload"). A retry finds its own object there and keeps it; an object
+    /// of that name with other bytes is another writer's record, and publishing stops (`fenced`).
+    private func putRecordObject(_ frame: DurableFrame, _ js: JetStream) throws -> (name: String, digest: String) {
+        let bucket = try ObjectStore(js, bucket: "trellis-\(name)")
+        let object = "rec-\(frame.sequence)"
+        let digest = ObjectStore.digest(of: frame.bytes)
+        do {
+            let existing = try bucket.info(object)
+            if existing.digest == digest && existing.size == UInt64(frame.bytes.count) { return (object, digest) }
+            throw fail(
+                .fenced,
+                "bucket trellis-\(name) holds a different object \(object) (another writer's record \(frame.sequence)); "
+                    + "publishing stopped")
+        } catch let error as NATSError where error.code == .objectNotFound {
+        }
+        let info = try bucket.put(object, data: frame.bytes)
+        return (object, info.digest)
+    }
+
+    /// The frame bytes a stored record message stands for: its payload, or the object it names.
+    private func recordBytes(_ message: StoredMessage, _ js: JetStream) throws -> [UInt8] {
+        guard let object = message.headers?["Trellis-Object"] else { return message.payload }
+        do {
+            return try ObjectStore(js, bucket: "trellis-\(name)").get(object)
+        } catch let error as NATSError where error.code == .objectNotFound {
+            return []
         }
     }
 
@@ -284,7 +329,7 @@ public final class ReplicationPublisher: Sendable {
             }
             last = id
             streamSequence = message.sequence
-            lastBytes = message.payload
+            lastBytes = try recordBytes(message, js)
         } catch let error as NATSError where error.code == .messageNotFound {
         }
         let path = directory.path

@@ -15,11 +15,14 @@ final class NATSServer: Sendable {
 
     let port: Int
     let storeDirectory: URL
+    /// The `max_payload` it is started with (nil: the server's default, 1 MiB).
+    let maxPayload: Int?
     private let process = Mutex<Process?>(nil)
 
     var url: String { "nats://127.0.0.1:\(port)" }
 
-    init() throws {
+    init(maxPayload: Int? = nil) throws {
+        self.maxPayload = maxPayload
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             Issue.record("\(Self.binary) is missing: install it (apt-get install nats-server) to run these tests")
             throw ServerError("nats-server is not installed")
@@ -35,6 +38,12 @@ final class NATSServer: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
+        if let maxPayload {
+            // The command line has no max_payload flag: a config file beside the store gives it.
+            let config = storeDirectory.appendingPathComponent("server.conf")
+            try "max_payload: \(maxPayload)\n".write(to: config, atomically: true, encoding: .utf8)
+            process.arguments! += ["-c", config.path]
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
