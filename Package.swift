@@ -93,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-crashtest",
-            dependencies: ["Trellis", "TrellisJournal"],
+            dependencies: ["Trellis", "TrellisJournal", "TrellisReplication"],
             path: "Tools/trellis-crashtest"
         ),
         .testTarget(
@@ -119,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrellisReplicationTests",
-            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS", "TrellisJournal"],
+            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS", "TrellisJournal", "trellis-crashtest"],
             path: "Tests/TrellisReplicationTests",
             swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),

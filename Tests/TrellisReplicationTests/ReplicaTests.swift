@@ -47,8 +47,8 @@ import Glibc
         let lines = Lines()
         let exited = DispatchSemaphore(value: 0)
 
-        init(_ arguments: [String]) throws {
-            process.executableURL = ReplicaTests.tool
+        init(_ arguments: [String], executable: URL = ReplicaTests.tool) throws {
+            process.executableURL = executable
             process.arguments = arguments
             let pipe = Pipe()
             process.standardOutput = pipe

@@ -1,10 +1,12 @@
 import Foundation
 import Trellis
+import TrellisReplication
 
 /// The command line of `trellis-crashtest`, parsed by hand (the package takes no dependencies).
 ///
 ///     trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]
 ///                           [--point-in-time] [--no-crash-points] [--times] [--unsynced] [--hold]
+///                           [--publish URL,NAME]
 ///     trellis-crashtest repair --dir PATH
 ///     trellis-crashtest notes --dir PATH [--add TEXT]
 ///     trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]
@@ -84,10 +86,13 @@ struct CrashTestCommand {
     var unsynced = false
     /// Whether the store stays open, unclosed, after the commits until the process is killed.
     var hold = false
+    /// `URL,NAME`: `run` publishes the store's records to that NATS server under that name while it commits.
+    var publish: String?
 
     static let usage =
         "usage: trellis-crashtest run --dir PATH --commits N [--compact-every N] [--segment-bytes N] [--salvage]\n"
         + "                             [--point-in-time] [--no-crash-points] [--times] [--unsynced] [--hold]\n"
+        + "                             [--publish URL,NAME]\n"
         + "       trellis-crashtest repair --dir PATH\n"
         + "       trellis-crashtest notes --dir PATH [--add TEXT]\n"
         + "       trellis-crashtest errands --dir PATH [--add TITLE,MOOD,SIZE]\n"
@@ -128,6 +133,11 @@ struct CrashTestCommand {
             case "--times": times = true
             case "--unsynced": unsynced = true
             case "--hold": hold = true
+            case "--publish":
+                guard let text = rest.popFirst(), text.contains(",") else {
+                    throw UsageError("--publish needs URL,NAME")
+                }
+                publish = text
             default: throw UsageError("unknown option \(flag)")
             }
         }
@@ -163,6 +173,13 @@ struct CrashTestCommand {
         let store = try Store(directory: directory, schema: CrashWorkload.schema, options: options)
         let start = Int(store.snapshot.sequence)
         say("opened \(start)")
+        // With --publish, a publisher beside the commits, as an app that replicates runs one.
+        var publisher: ReplicationPublisher?
+        if let publish {
+            let parts = publish.split(separator: ",", maxSplits: 1).map(String.init)
+            publisher = try ReplicationPublisher(store: store, url: parts[0], name: parts[1])
+            publisher?.start()
+        }
         for n in stride(from: start + 1, through: commits, by: 1) {
             let commit = try CrashWorkload.commit(n, to: store)
             say(times ? "ack \(commit.sequence) \(monotonicNanoseconds())" : "ack \(commit.sequence)")
@@ -174,6 +191,15 @@ struct CrashTestCommand {
         if hold {
             say("holding")
             while true { sleep(60) }
+        }
+        if let publisher {
+            // Everything committed reaches the stream before the store closes.
+            guard publisher.waitUntilPublished(store.snapshot.sequence, timeout: .seconds(120)) else {
+                throw ReplicationError(
+                    .failed, "not published: \(publisher.failure?.message ?? publisher.lastError ?? "")")
+            }
+            publisher.stop()
+            say("published \(publisher.publishedSequence)")
         }
         try store.close()
         say("closed \(store.snapshot.sequence)")
