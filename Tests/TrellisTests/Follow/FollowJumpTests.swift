@@ -27,6 +27,22 @@ import Testing
     }
 
     /// The sort and section values of a book, which place its row.
+    /// Makes the random commits `range` (compacting after each multiple of `compactEvery`) on a detached task: their
+    /// writes and syncs stay off the main actor, which this suite shares with ReadersNeverWaitTests' reader (that
+    /// test saw no fetch during a save while these loops held the main actor).
+    nonisolated static func commit(
+        _ writer: Store, _ random: SeededRandom, _ range: ClosedRange<Int>, compactEvery: Int = 0
+    ) async throws -> SeededRandom {
+        try await Task.detached {
+            var random = random
+            for n in range {
+                try FetchedResultsControllerTests.randomCommit(writer, &random, n)
+                if compactEvery > 0, n % compactEvery == 0 { try writer.compact() }
+            }
+            return random
+        }.value
+    }
+
     static func key(_ graph: Graph, _ id: ObjectID) -> [Value]? {
         guard let row = graph.row(id) else { return nil }
         let layout = graph.schema.layouts[Int(id.entity)]
@@ -42,8 +58,7 @@ import Testing
         let writer = try Store(
             directory: directory, models: [Shelf.self, Book.self],
             options: StoreOptions(compaction: .manual, segmentBytes: 4_096))
-        var random = SeededRandom(seed: seed)
-        for n in 1...80 { try FetchedResultsControllerTests.randomCommit(writer, &random, n) }
+        var random = try await Self.commit(writer, SeededRandom(seed: seed), 1...80)
 
         let follower = try Self.pausedFollower(directory)
         // An open may show less than the writer's last commit (a mark caught mid-write falls back to the manifest):
@@ -74,10 +89,7 @@ import Testing
         let shownBefore = Set(live.objectIDs)
 
         // Rotations every few commits and three compactions: the segment after the one the follower holds is gone.
-        for n in 81...400 {
-            try FetchedResultsControllerTests.randomCommit(writer, &random, n)
-            if n % 100 == 0 { try writer.compact() }
-        }
+        random = try await Self.commit(writer, random, 81...400, compactEvery: 100)
         let end = writer.snapshot
         #expect(try follower.catchUp() == end.sequence)
         #expect(follower.failure == nil && follower.isFollowing)
@@ -130,7 +142,7 @@ import Testing
         }
 
         // And it goes on one commit at a time.
-        for n in 401...420 { try FetchedResultsControllerTests.randomCommit(writer, &random, n) }
+        random = try await Self.commit(writer, random, 401...420)
         #expect(try follower.catchUp() == writer.snapshot.sequence)
         let later = published.locked { $0 }.dropFirst()
         #expect(later.map(\.sequence) == Array((end.sequence + 1)...writer.snapshot.sequence))
@@ -179,7 +191,7 @@ import Testing
     }
 
     @Test("a refresh's change set is the difference of two versions: applied to the older, it gives the newer")
-    func aDifferenceRebuildsTheNewerVersion() throws {
+    nonisolated func aDifferenceRebuildsTheNewerVersion() throws {
         let store = try Store(models: [Shelf.self, Book.self])
         var random = SeededRandom(seed: 7)
         var versions = [store.snapshot]

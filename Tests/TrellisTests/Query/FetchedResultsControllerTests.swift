@@ -100,7 +100,7 @@ import Testing
 
     /// One random commit: inserts, deletes, changes that move rows within and across sections, a title change
     /// (an update in place), a batch update, a cascade through a shelf.
-    static func randomCommit(_ store: Store, _ random: inout SeededRandom, _ n: Int) throws {
+    nonisolated static func randomCommit(_ store: Store, _ random: inout SeededRandom, _ n: Int) throws {
         let context = ModelContext(store)
         let books = try context.fetch(FetchDescriptor<Book>())
         func pick() -> Book? { books.isEmpty ? nil : books[Int(random.next() % UInt64(books.count))] }
