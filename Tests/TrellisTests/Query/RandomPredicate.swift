@@ -89,6 +89,32 @@ struct SampleKeyPaths<Root>: Sendable {
 
 typealias BoolExpression = any StandardPredicateExpression<Bool>
 
+/// `l && r` of two type-erased predicate expressions (the random-predicate suites' terms build with these).
+func conjunction(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
+    func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
+        _ l: L, _ r: R
+    )
+        -> BoolExpression
+    { PredicateExpressions.Conjunction(lhs: l, rhs: r) }
+    return open(l, r)
+}
+
+/// `l || r` of two type-erased predicate expressions.
+func disjunction(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
+    func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
+        _ l: L, _ r: R
+    )
+        -> BoolExpression
+    { PredicateExpressions.Disjunction(lhs: l, rhs: r) }
+    return open(l, r)
+}
+
+/// `!e` of a type-erased predicate expression.
+func negation(_ e: BoolExpression) -> BoolExpression {
+    func open<E: StandardPredicateExpression<Bool>>(_ e: E) -> BoolExpression { PredicateExpressions.Negation(e) }
+    return open(e)
+}
+
 extension RandomPredicate {
     func predicate<Root>(_ paths: SampleKeyPaths<Root>) -> Predicate<Root> {
         Predicate<Root> { root in build(root, paths) }
@@ -116,7 +142,7 @@ extension RandomPredicate {
         case .optionalUnwrapped(let op, let v):
             let present = PredicateExpressions.NotEqual(lhs: key(p.opt), rhs: PredicateExpressions.NilLiteral<Int>())
             let test = Self.compare(PredicateExpressions.ForcedUnwrap(key(p.opt)), op, PredicateExpressions.Value(v))
-            return Self.and(present, test)
+            return conjunction(present, test)
         case .optionalIfLet(let op, let v):
             func ifLet<T: StandardPredicateExpression<Bool>>(
                 _ test: (PredicateExpressions.Variable<Int>) -> T
@@ -141,9 +167,9 @@ extension RandomPredicate {
         case .sum(let op, let v):
             let sum = PredicateExpressions.Arithmetic(lhs: key(p.int[.a]!), rhs: key(p.int[.b]!), op: .add)
             return Self.compare(sum, op, PredicateExpressions.Value(v))
-        case .and(let l, let r): return Self.and(l.build(root, p), r.build(root, p))
-        case .or(let l, let r): return Self.or(l.build(root, p), r.build(root, p))
-        case .not(let e): return Self.not(e.build(root, p))
+        case .and(let l, let r): return conjunction(l.build(root, p), r.build(root, p))
+        case .or(let l, let r): return disjunction(l.build(root, p), r.build(root, p))
+        case .not(let e): return negation(e.build(root, p))
         }
     }
 
@@ -160,26 +186,4 @@ extension RandomPredicate {
         }
     }
 
-    private static func and(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
-        func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
-            _ l: L, _ r: R
-        )
-            -> BoolExpression
-        { PredicateExpressions.Conjunction(lhs: l, rhs: r) }
-        return open(l, r)
-    }
-
-    private static func or(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
-        func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
-            _ l: L, _ r: R
-        )
-            -> BoolExpression
-        { PredicateExpressions.Disjunction(lhs: l, rhs: r) }
-        return open(l, r)
-    }
-
-    private static func not(_ e: BoolExpression) -> BoolExpression {
-        func open<E: StandardPredicateExpression<Bool>>(_ e: E) -> BoolExpression { PredicateExpressions.Negation(e) }
-        return open(e)
-    }
 }

@@ -137,36 +137,12 @@ import Testing
                 return PredicateExpressions.Equal(lhs: key(p.maybe), rhs: PredicateExpressions.NilLiteral<[String]>())
             case .nLess(let v):
                 return PredicateExpressions.Comparison(lhs: key(p.n), rhs: PredicateExpressions.Value(v), op: .lessThan)
-            case .and(let l, let r): return Self.and(l.build(root, p), r.build(root, p))
-            case .or(let l, let r): return Self.or(l.build(root, p), r.build(root, p))
-            case .not(let e): return Self.not(e.build(root, p))
+            case .and(let l, let r): return conjunction(l.build(root, p), r.build(root, p))
+            case .or(let l, let r): return disjunction(l.build(root, p), r.build(root, p))
+            case .not(let e): return negation(e.build(root, p))
             }
         }
 
-        private static func and(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
-            func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
-                _ l: L, _ r: R
-            )
-                -> BoolExpression
-            { PredicateExpressions.Conjunction(lhs: l, rhs: r) }
-            return open(l, r)
-        }
-
-        private static func or(_ l: BoolExpression, _ r: BoolExpression) -> BoolExpression {
-            func open<L: StandardPredicateExpression<Bool>, R: StandardPredicateExpression<Bool>>(
-                _ l: L, _ r: R
-            )
-                -> BoolExpression
-            { PredicateExpressions.Disjunction(lhs: l, rhs: r) }
-            return open(l, r)
-        }
-
-        private static func not(_ e: BoolExpression) -> BoolExpression {
-            func open<E: StandardPredicateExpression<Bool>>(_ e: E) -> BoolExpression {
-                PredicateExpressions.Negation(e)
-            }
-            return open(e)
-        }
     }
 
     static func assign(_ bag: Bag, _ p: PlainBag) {
