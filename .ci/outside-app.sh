@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Uses Trellis as an app would: a package outside the repository that depends on it by path, with a model whose
 # defaults are Date() and UUID(), run twice on one store (two processes), then again with the next version of its
-# model (a renamed attribute, a new one with a default, a new index), which migrates the store on open; a fourth
-# launch reads the history after the token the third one stored, as a sync consumer would.
+# model (a renamed attribute, a new one with a default, a new index, a list attribute, a composite and an ordered
+# to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
+# token the third one stored, as a sync consumer would.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -31,33 +32,61 @@ final class Note: Model {
 }
 
 enum Next {
+    struct Place: Codable, Equatable {
+        var city = ""
+        var zip = ""
+    }
+
     final class Note: Model {
         @Attribute var uid = UUID()
         @Attribute var created = Date()
         @Attribute(.indexed, originalName: "text") var body = ""
         @Attribute var pinned = false
+        @Attribute(.indexed) var tags: [String] = []
+        @Attribute var place = Place()
+        @Relationship var notebook: Notebook?
+    }
+
+    final class Notebook: Model {
+        @Attribute var name = ""
+        @Relationship(deleteRule: .nullify, inverse: \Next.Note.notebook, ordered: true) var notes: [Note]
     }
 }
 
 let arguments = CommandLine.arguments
 let directory = URL(fileURLWithPath: arguments[1])
 if arguments.count > 3, arguments[3] == "next" {
-    let store = try Store(directory: directory, models: [Next.Note.self])
+    let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
     let context = ModelContext(store)
     let note = Next.Note()
     note.body = arguments[2]
+    note.tags = ["shared", "new"]
+    note.place = Next.Place(city: "Lyon", zip: "69001")
     context.insert(note)
     try context.save()
-    for n in try context.fetch(FetchDescriptor<Next.Note>(sortBy: [SortDescriptor(\.created)])) {
+    let notes = try context.fetch(FetchDescriptor<Next.Note>(sortBy: [SortDescriptor(\.created)]))
+    for n in notes {
         print("note \(n.uid) \(n.body) pinned=\(n.pinned)")
     }
+    // Structure added by the migration: a list attribute, a composite and an ordered to-many, in the user's order.
+    notes[0].tags = ["shared"]
+    let book = Next.Notebook()
+    book.name = "inbox"
+    context.insert(book)
+    book.notes = [notes[2], notes[0], notes[1]]
+    try context.save()
     print("migrations \(store.schema.history.count)")
     // A sync consumer's token, stored with the app's own state for the next launch.
     try JSONEncoder().encode(try store.currentHistoryToken()).write(to: URL(fileURLWithPath: arguments[4]))
     try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
-    let store = try Store(directory: directory, models: [Next.Note.self])
+    let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
     let context = ModelContext(store)
+    // What the previous launch stored: the list attribute and composite queried, the ordered to-many in its order.
+    let shared = try context.fetchCount(FetchDescriptor<Next.Note>(predicate: #Predicate { $0.tags.contains("shared") }))
+    let lyon = try context.fetchCount(FetchDescriptor<Next.Note>(predicate: #Predicate { $0.place.city == "Lyon" }))
+    let books = try context.fetch(FetchDescriptor<Next.Notebook>())
+    print("structure shared=\(shared) lyon=\(lyon) notebook=\(books.first?.notes.map(\.body) ?? [])")
     context.transactionAuthor = "sync"
     let note = Next.Note()
     note.body = arguments[2]
@@ -116,6 +145,7 @@ echo "$third" | grep -q "^note $uid one pinned=false$" || { echo "next version l
 echo "$third" | grep -q "^migrations 1$" || { echo "next version: expected one migration"; exit 1; }
 # The fourth launch continues from the third one's stored token: its own insert, then its update with old and new
 # values, both by its author, and nothing from before the token.
+echo "$fourth" | grep -q '^structure shared=2 lyon=1 notebook=\["three", "one", "two"\]$' || { echo "fourth launch: the third one's tags, composite or ordered notebook came back wrong"; exit 1; }
 expected=$'history sync insert - four\nhistory sync update one one!'
 [ "$(echo "$fourth" | grep '^history ')" = "$expected" ] || { echo "fourth launch: history after the stored token is wrong"; exit 1; }
 echo "outside app: ok"
