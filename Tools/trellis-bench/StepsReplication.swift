@@ -186,7 +186,9 @@ extension BenchRun {
     private func replicationBootstrap(url: String) throws {
         let count = n
         let updates = 1_000
-        let batch = 10_000
+        // At least ten commits: a checkpoint at record 1 would make the publisher purge the stream up to sequence 1,
+        // which nats-server 2.9 takes as the whole stream.
+        let batch = min(10_000, max(1, count / 10))
         progress("R1 replica bootstrap of \(count) items (checkpoint object + \(updates) records) vs local reopen")
         let sourceDir = directory("r1-source")
         let replicaDir = directory("r1-boot")
@@ -315,12 +317,6 @@ final class SequenceTimes: Sendable {
     func fail(_ message: String) { state.locked { if $0.failure == nil { $0.failure = message } } }
 }
 
-/// A step's failure that is not a store's error.
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// The `nats-server -js` R1 runs against: a free port on 127.0.0.1, a store directory of its own (its log beside it),
 /// ready when its log says so; `stop()` ends it and removes the directory.
 final class BenchNATSServer {
@@ -339,7 +335,7 @@ final class BenchNATSServer {
         try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
         port = try Self.freePort()
         let logPath = (directory as NSString).appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         guard let log = FileHandle(forWritingAtPath: logPath) else { throw BenchError("cannot write \(logPath)") }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory]
