@@ -26,9 +26,7 @@ extension BenchRun {
     func runReplication() throws {
         guard FileManager.default.isExecutableFile(atPath: BenchNATSServer.binary) else {
             progress("R1 skipped: \(BenchNATSServer.binary) is missing (apt-get install nats-server)")
-            figures.add(
-                "R1", "skipped: no \(BenchNATSServer.binary)", "", .lower, trellis: nil, sqlite: nil,
-                peer: "nothing")
+            figures.add("R1", "skipped: no \(BenchNATSServer.binary)", "", .lower, trellis: nil, sqlite: nil)
             return
         }
         let server = try BenchNATSServer(directory: directory("r1-nats"))
