@@ -16,7 +16,8 @@ final class ReplicatedItem: Model {
 /// scale 1 and above, fewer below); its `ReplicationPublisher` publishes them; a `Replica` in this process, with its own
 /// directory and its own NATS connections, applies them. Measured per commit: from `commit` (`save()`) returning to
 /// the replica's store (`Replica.store`, what its view context reads) publishing that commit to its observers; and from
-/// `commit` returning to the publisher's `publishedSequence` reaching it (sampled every 0.2 ms).
+/// `commit` returning to the publisher's `publishedSequence`, and to the replica's `appliedSequence` (its local store,
+/// before its read-only store catches up), reaching it (both sampled every 0.2 ms).
 ///
 /// (b) Bootstrap: a store of N workload items (1,000,000 at scale 10) committed in batches, compacted (the publisher
 /// puts the checkpoint in the object store), then 1,000 one-item updates after the checkpoint. A new replica in an
@@ -71,15 +72,23 @@ extension BenchRun {
         defer { token.cancel() }
         let returned = SequenceTimes()
         let published = SequenceTimes()
+        let applied = SequenceTimes()
         let sampled = DispatchSemaphore(value: 0)
-        // The publisher's progress, sampled: each record's time is when `publishedSequence` was first seen past it.
+        // The publisher's and the replica's progress, sampled: each record's time is when `publishedSequence` (or
+        // `appliedSequence`) was first seen past it.
         let sampler = Thread {
             var last: UInt64 = 1
+            var lastApplied: UInt64 = 1
             while !published.finished {
                 let now = publisher.publishedSequence
                 if now > last {
                     published.set((last + 1)...now, Measure.now())
                     last = now
+                }
+                let nowApplied = replica.appliedSequence
+                if nowApplied > lastApplied {
+                    applied.set((lastApplied + 1)...nowApplied, Measure.now())
+                    lastApplied = nowApplied
                 }
                 usleep(200)
             }
@@ -98,11 +107,15 @@ extension BenchRun {
         let times = returned.all
         let arrived = seen.all
         let sent = published.all
+        let reached = applied.all
         let lag = times.compactMap { sequence, time in
             arrived[sequence].map { Double(Int64(bitPattern: $0 &- time)) / 1e6 }
         }
         let publishLag = times.compactMap { sequence, time in
             sent[sequence].map { Double(Int64(bitPattern: $0 &- time)) / 1e6 }
+        }
+        let appliedLag = times.compactMap { sequence, time in
+            reached[sequence].map { Double(Int64(bitPattern: $0 &- time)) / 1e6 }
         }
         checks.expect("R1", replica.failure == nil, "the replica failed: \(replica.failure.map { "\($0)" } ?? "")")
         checks.expect("R1", times.count == commits, "the writer returned \(times.count) of \(commits) commits")
@@ -124,6 +137,8 @@ extension BenchRun {
         figures.add("R1", "lag_max_ms", "ms", .lower, trellis: lag.max(), sqlite: nil)
         figures.add("R1", "publish_lag_p50_ms", "ms", .lower, trellis: p(publishLag, 0.5), sqlite: nil)
         figures.add("R1", "publish_lag_p99_ms", "ms", .lower, trellis: p(publishLag, 0.99), sqlite: nil)
+        figures.add("R1", "applied_lag_p50_ms", "ms", .lower, trellis: p(appliedLag, 0.5), sqlite: nil)
+        figures.add("R1", "applied_lag_p99_ms", "ms", .lower, trellis: p(appliedLag, 0.99), sqlite: nil)
         figures.add(
             "R1", "commits_per_s", "commits/s", .higher, trellis: Double(commits) / seconds, sqlite: rate,
             peer: "the pace asked")
