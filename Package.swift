@@ -87,7 +87,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-bench",
-            dependencies: ["Trellis", "CSQLite"],
+            dependencies: ["Trellis", "TrellisReplication", "CSQLite"],
             path: "Tools/trellis-bench",
             exclude: ["RESULTS.md"]
         ),

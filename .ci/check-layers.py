@@ -28,8 +28,8 @@ SIDE_LAYERS = {
     # Replication: above the store, beside the umbrella (which does not export it); apps and the tool import it.
     "TrellisReplication": {
         "imports": ["TrellisCore", "TrellisGraph", "TrellisJournal", "TrellisStore", "TrellisNATS"],
-        # trellis-crashtest: a writer child that publishes, for the replication fault tests.
-        "importers": ["trellis", "trellis-crashtest"],
+        # trellis-crashtest: a writer child that publishes, for the replication fault tests; trellis-bench: R1.
+        "importers": ["trellis", "trellis-crashtest", "trellis-bench"],
     },
 }
 

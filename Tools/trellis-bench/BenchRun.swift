@@ -83,6 +83,7 @@ final class BenchRun {
         if options.wants("L1") { try runLive() }
         if options.wants("F1") { try runFollow() }
         if options.wants("H1") { try runHistory() }
+        if options.wants("R1") { try runReplication() }
     }
 
     private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {

@@ -7,7 +7,7 @@ struct Options {
     /// Every step id the bench knows, in the order it runs them.
     static let allSteps = [
         "W1", "W2", "W3a", "W3b", "W4", "W7", "W5a", "W5b", "W6", "W8", "W9", "W10", "S1", "S2", "X1", "M1", "L1", "F1",
-        "H1",
+        "H1", "R1",
     ]
 
     var scale = 1.0
@@ -29,9 +29,11 @@ struct Options {
         Trellis is better).
 
           --scale S      multiply the workload's size (N = 100,000 items at 1); W5's commit count, W6's tree
-                         depth and X1's store sizes follow it, W3's 10,000 lookups and 100 ranges do not
+                         depth, X1's store sizes and R1's bootstrapped store follow it, W3's 10,000 lookups and
+                         100 ranges do not (nor R1's 10,000 paced commits, fewer only below scale 1)
           --only STEPS   comma-separated step ids to report: W1 W2 W3a W3b W4 W5a W5b W6 W7 W8 W9 W10 S1 S2 X1 M1 L1 F1 H1
-                         (W3 and W5 stand for both halves); setup the chosen steps need still runs, untimed
+                         R1 (W3 and W5 stand for both halves); setup the chosen steps need still runs, untimed;
+                         R1 starts its own /usr/sbin/nats-server -js and is skipped without it
           --repeat K     run everything K times and report medians
           --json FILE    also write the figures as JSON
           --help         print this text
