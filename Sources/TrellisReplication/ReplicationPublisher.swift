@@ -40,6 +40,10 @@ public final class ReplicationPublisher: Sendable {
     public let historyConsumer: String?
     /// Whether the stream drops the records a checkpoint on the server covers.
     public let trimStream: Bool
+    /// A promoted replica's starting point: the stream's last record when it was promoted and that message's stream
+    /// sequence. The replica applied that record under its own salt, so its bytes differ from the stream's; the
+    /// resume check trusts the stream's record there instead of comparing bytes (every later record is its own).
+    let promotedAt: (record: UInt64, streamSequence: UInt64)?
 
     struct State: Sendable {
         var connection: NATSConnection?
@@ -83,8 +87,17 @@ public final class ReplicationPublisher: Sendable {
     /// With `trimStream` (the default), once a checkpoint is on the server the stream drops the records before it
     /// (the checkpoint's own record stays, for the publisher to resume after): a new replica starts from the
     /// checkpoint, and one that fell behind it stops and must start again.
-    public init(
+    public convenience init(
         store: Store, url: String, name: String, historyConsumer: String? = nil, trimStream: Bool = true
+    ) throws {
+        try self.init(
+            store: store, url: url, name: name, historyConsumer: historyConsumer, trimStream: trimStream,
+            promotedAt: nil)
+    }
+
+    init(
+        store: Store, url: String, name: String, historyConsumer: String?, trimStream: Bool,
+        promotedAt: (record: UInt64, streamSequence: UInt64)?
     ) throws {
         guard let directory = store.directory, !store.isReadOnly else {
             throw ReplicationError(.invalidArgument, "only a writable store with a directory can be published")
@@ -99,6 +112,7 @@ public final class ReplicationPublisher: Sendable {
         self.store = store
         self.historyConsumer = historyConsumer
         self.trimStream = trimStream
+        self.promotedAt = promotedAt
         var options = try NATSOptions(url: url)
         options.name = "trellis-publisher-\(name)"
         self.options = options
@@ -345,7 +359,10 @@ public final class ReplicationPublisher: Sendable {
             } catch let error as TrellisError {
                 throw fail(.failed, "reading the journal to resume: \(error)")
             }
-            if let record = mine.first, record.sequence == last, record.bytes != lastBytes {
+            // A promoted replica's first resume meets the record it was promoted at: applied from the stream, so
+            // the stream's, though its own bytes differ (its own salt).
+            let trusted = promotedAt.map { $0.record == last && $0.streamSequence == streamSequence } ?? false
+            if !trusted, let record = mine.first, record.sequence == last, record.bytes != lastBytes {
                 throw fail(
                     .fenced,
                     "stream \(streamName) holds a record \(last) this store did not write (another writer); "
