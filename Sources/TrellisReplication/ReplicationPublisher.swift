@@ -351,6 +351,9 @@ public final class ReplicationPublisher: Sendable {
             // The stream's last record must be this store's own record of that number.
             let check = DurableFrameReader(directory: path, after: last - 1)
             defer { check.close() }
+            // The durable mark is read before the record: a record made durable between the two reads would
+            // otherwise look like one this store never wrote, and the stream's record would be taken as its own.
+            let durable = try check.durableSequence()
             let mine: [DurableFrame]
             do {
                 mine = try check.next(limit: 1)
@@ -368,7 +371,7 @@ public final class ReplicationPublisher: Sendable {
                     "stream \(streamName) holds a record \(last) this store did not write (another writer); "
                         + "publishing stopped")
             }
-            if mine.isEmpty, (try? check.durableSequence()).map({ $0 < last }) ?? false {
+            if mine.isEmpty, durable < last {
                 throw fail(
                     .fenced,
                     "stream \(streamName) holds record \(last), which this store has not written (another writer); "

@@ -29,7 +29,9 @@ import Trellis
 
         // An existing store, written elsewhere, published with --exit: the stream resumes after record 120.
         let store = try Store(directory: writerURL, schema: try JournalReader(directory: writerURL).schema())
-        for i in 0..<30 { try store.write { tx in _ = try tx.insert("Note", ["title": .string("later \(i)")]) } }
+        for i in 0..<30 {
+            try store.write { tx in _ = try tx.insert("Note", ["title": .string("later \(i)"), "edits": 0]) }
+        }
         try store.close()
         let publish = try ReplicaTests.Child(["publish", writerURL.path, server.url, "notes", "--exit"])
         #expect(publish.waitForExit(seconds: 120) == 0, "\(publish.output)")
