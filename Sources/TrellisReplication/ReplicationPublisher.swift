@@ -53,6 +53,8 @@ public final class ReplicationPublisher: Sendable {
         var resumed = false
         /// The newest checkpoint put in the bucket by this publisher.
         var checkpoint: UInt64 = 0
+        /// The records this publisher put as `rec-<n>` objects and has not deleted yet.
+        var largeRecords: [UInt64] = []
         var failure: ReplicationError?
         var lastError: String?
     }
@@ -232,12 +234,29 @@ public final class ReplicationPublisher: Sendable {
         else { return }
         let bucket = try ObjectStore(js, bucket: "trellis-\(name)")
         let object = "checkpoint-" + Self.hex16(sequence)
+        // The checkpoint `latest` names now, whoever put it: replaced, it goes once `latest` names the new one.
+        let previous: String?
+        do {
+            previous = try JSONDecoder().decode(Replica.Latest.self, from: Data(try bucket.get("latest"))).object
+        } catch let error as NATSError where error.code == .objectNotFound {
+            previous = nil
+        } catch is DecodingError {
+            previous = nil
+        }
         _ = try bucket.put(object, data: bytes)
         let latest = "{\"sequence\":\(sequence),\"object\":\"\(object)\",\"streamSequence\":\(sequence)}"
         _ = try bucket.put("latest", data: Array(latest.utf8))
         state.locked { $0.checkpoint = sequence }
-        // Record n is stream message n: the records before the checkpoint's go, its own stays.
-        if trimStream { try js.purgeStream(streamName, before: sequence) }
+        if let previous, previous != object { try bucket.delete(previous) }
+        guard trimStream else { return }
+        // Record n is stream message n: the records before the checkpoint's go, its own stays; so do the objects of
+        // the large records among them (record c's own stays with its message).
+        try js.purgeStream(streamName, before: sequence)
+        let covered = state.locked { $0.largeRecords.filter { $0 < sequence } }
+        for record in covered {
+            try bucket.delete("rec-\(record)")
+            state.locked { $0.largeRecords.removeAll { $0 == record } }
+        }
     }
 
     /// The sequence number of the newest checkpoint this publisher put on the server (0: none).
@@ -302,7 +321,10 @@ public final class ReplicationPublisher: Sendable {
         let digest = ObjectStore.digest(of: frame.bytes)
         do {
             let existing = try bucket.info(object)
-            if existing.digest == digest && existing.size == UInt64(frame.bytes.count) { return (object, digest) }
+            if existing.digest == digest && existing.size == UInt64(frame.bytes.count) {
+                state.locked { if !$0.largeRecords.contains(frame.sequence) { $0.largeRecords.append(frame.sequence) } }
+                return (object, digest)
+            }
             throw fail(
                 .fenced,
                 "bucket trellis-\(name) holds a different object \(object) (another writer's record \(frame.sequence)); "
@@ -310,6 +332,7 @@ public final class ReplicationPublisher: Sendable {
         } catch let error as NATSError where error.code == .objectNotFound {
         }
         let info = try bucket.put(object, data: frame.bytes)
+        state.locked { $0.largeRecords.append(frame.sequence) }
         return (object, info.digest)
     }
 
