@@ -401,8 +401,10 @@ public final class ReplicationPublisher: Sendable {
                         + "publishing stopped")
             }
         }
-        // The schema, for a replica that starts from nothing (replication-format.md, "The schema").
-        _ = try ObjectStore(js, bucket: "trellis-\(name)").put("schema", data: SchemaCodec.encode(schema))
+        // The schema, for a replica that starts from nothing (replication-format.md, "The schema"): the one record 1
+        // was written in while the journal holds it (a migration may have come since), else the store's.
+        let first = (try? ReplicaBootstrap.firstRecordSchema(directory: path)) ?? nil
+        _ = try ObjectStore(js, bucket: "trellis-\(name)").put("schema", data: SchemaCodec.encode(first ?? schema))
         step.reader?.close()
         step.reader = DurableFrameReader(directory: path, after: last)
         state.locked {

@@ -61,4 +61,19 @@ package enum ReplicaBootstrap {
             manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
         return schema
     }
+
+    /// The schema record 1 of the store in `directory` was written in (the header of segment 1, while the journal
+    /// still holds it from record 1): what a replica that starts from record 1 must be created with, whatever
+    /// migrations came since. Nil when segment 1 is gone or does not start at record 1.
+    package static func firstRecordSchema(
+        directory: String, layer: any FileLayer = StoreOptions().fileLayer
+    ) throws -> Schema? {
+        let name = JournalFormat.segmentName(1)
+        guard layer.exists(joinPath(directory, name)).exists else { return nil }
+        let file = try layer.open(joinPath(directory, name), .read)
+        defer { file.close() }
+        let header = try readSegmentHeader(file, name: name, size: try file.size())
+        guard header.sequence == 1 else { return nil }
+        return try SchemaCodec.decode(header.schemaBytes, context: "\(directory)/\(name)")
+    }
 }
