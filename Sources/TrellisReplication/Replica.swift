@@ -138,15 +138,25 @@ public final class Replica: Sendable {
     /// it come from the stream. Returns the checkpoint's schema, or nil without a checkpoint.
     private static func bootstrap(_ connection: NATSConnection, name: String, directory: URL) throws -> Schema? {
         let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)")
-        let latest: Latest
-        do {
-            latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
-        } catch let error as NATSError where error.code == .objectNotFound {
-            return nil
+        var attempt = 0
+        while true {
+            let latest: Latest
+            do {
+                latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
+            } catch let error as NATSError where error.code == .objectNotFound {
+                return nil
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try bucket.get(latest.object)
+            } catch let error as NATSError where error.code == .objectNotFound && attempt < 3 {
+                // A newer checkpoint replaced it meanwhile (the publisher deletes the one `latest` named before).
+                attempt += 1
+                continue
+            }
+            return try ReplicaBootstrap.createStore(
+                directory: directory.path, checkpoint: bytes, sequence: latest.sequence)
         }
-        let bytes = try bucket.get(latest.object)
-        return try ReplicaBootstrap.createStore(
-            directory: directory.path, checkpoint: bytes, sequence: latest.sequence)
     }
 
     /// The sequence number of the last record applied (durable locally).
