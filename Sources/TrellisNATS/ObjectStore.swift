@@ -87,6 +87,25 @@ public struct ObjectStore: Sendable {
         }
     }
 
+    /// Deletes `name` as NATS's object store does: metadata marked `deleted` (size and chunks 0) rolls up the name's
+    /// earlier metadata, then the object's chunks are purged. Returns false when there was no such object.
+    @discardableResult
+    public func delete(_ name: String) throws -> Bool {
+        guard var info = try existingInfo(name), info.deleted != true else { return false }
+        let chunks = "$O.\(bucket).C.\(info.nuid)"
+        info.deleted = true
+        info.size = 0
+        info.chunks = 0
+        info.digest = ""
+        info.modified = Date().ISO8601Format()
+        var options = PublishOptions(expectedStream: streamName)
+        options.headers["Nats-Rollup"] = "sub"
+        _ = try jetStream.publish(
+            metadataSubject(name), payload: Array(try JSONEncoder().encode(info)), options: options)
+        try jetStream.purgeStream(streamName, subject: chunks)
+        return true
+    }
+
     /// The metadata of `name`; throws `objectNotFound`.
     public func info(_ name: String) throws -> ObjectInfo {
         guard let info = try existingInfo(name), info.deleted != true else {

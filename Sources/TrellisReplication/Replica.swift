@@ -6,6 +6,16 @@ import TrellisJournal
 import TrellisNATS
 import TrellisStore
 
+/// A replica made the writer (`Replica.promote`): its store, now writable, and the publisher that extends the stream
+/// with its commits.
+public struct Promotion: Sendable {
+    /// The replica's store, open for writing: commit to it as to any store, and close it when done.
+    public let store: Store
+    /// The publisher of `store` on the replica's stream, started. Its `failure` turns `fenced` if another writer
+    /// extended the stream first (the old writer was still alive): then nothing this store commits is published.
+    public let publisher: ReplicationPublisher
+}
+
 /// How far a replica is behind its stream.
 public struct ReplicaLag: Sendable, Equatable {
     /// Records the stream holds that the replica has not applied (as of its last fetch).
@@ -23,6 +33,14 @@ public struct ReplicaLag: Sendable, Equatable {
 /// after the last record applied (no gap, no duplicate). `store` serves it read-only (every read API, the view
 /// context, live results, history) and moves as records are applied.
 ///
+/// The replica has no model of its own: it takes the writer's schema, and follows the writer through a migration
+/// (the migration record is applied and committed to the local journal as the writer committed it). After one,
+/// `store` is a new follower store in the new schema (the previous one is closed): read `store` again, and bind models
+/// of the new schema to it.
+///
+/// When the writer is gone, `promote()` makes the replica the writer: once it has applied the stream's last record, its
+/// store becomes writable and a publisher extends the same stream, fenced against a writer that still lives.
+///
 /// ```swift
 /// let replica = try Replica(url: "nats://127.0.0.1:4222", name: "orders", directory: replicaURL)
 /// replica.start()
@@ -36,10 +54,22 @@ public final class Replica: Sendable {
     public let name: String
     /// The server's address.
     public let options: NATSOptions
-    /// The replica's store, read-only: it shows every record applied and made durable locally.
-    public let store: Store
+    /// The server's URL, as given.
+    public let url: String
+    /// The replica's store, read-only: it shows every record applied and made durable locally. A migration by the
+    /// writer replaces it with one in the new schema (the previous one is closed).
+    public var store: Store { stores.locked { $0.reader } }
     /// The writable store the records are applied to (nobody else commits to it).
-    let local: Store
+    var local: Store { stores.locked { $0.local } }
+
+    struct Stores: Sendable {
+        var local: Store
+        var reader: Store
+        /// Set by a promotion: the local store is the promoted writer's, no longer the replica's to close.
+        var promoted = false
+    }
+
+    let stores: Mutex<Stores>
 
     struct State: Sendable {
         var pending: UInt64 = 0
@@ -62,6 +92,7 @@ public final class Replica: Sendable {
     public init(url: String, name: String, directory: URL) throws {
         self.directory = directory
         self.name = name
+        self.url = url
         var options = try NATSOptions(url: url)
         options.name = "trellis-replica-\(name)"
         options.maxReconnectAttempts = 0
@@ -79,12 +110,18 @@ public final class Replica: Sendable {
                 throw ReplicationError(
                     .failed, "the server has no schema for \(name): start its publisher first (\(error.message))")
             }
-            schema = try SchemaCodec.decode(bytes, context: "the stream's schema object")
-            try Self.bootstrap(connection, name: name, directory: directory, schema: schema)
+            let current = try SchemaCodec.decode(bytes, context: "the stream's schema object")
+            // From a checkpoint, the checkpoint's own schema (a migration may have come after it).
+            schema = try Self.bootstrap(connection, name: name, directory: directory) ?? current
         }
-        local = try Store(directory: directory, schema: schema)
+        stores = Mutex(try Self.open(directory: directory, schema: schema))
+    }
+
+    /// The writable store records are applied to and the follower that serves it.
+    private static func open(directory: URL, schema: Schema) throws -> Stores {
+        let local = try Store(directory: directory, schema: schema)
         do {
-            store = try Store(directory: directory, schema: schema, options: .follower)
+            return Stores(local: local, reader: try Store(directory: directory, schema: schema, options: .follower))
         } catch {
             try? local.close()
             throw error
@@ -98,18 +135,28 @@ public final class Replica: Sendable {
     }
 
     /// Makes the new replica's store from the newest checkpoint in the bucket, when there is one; the records after
-    /// it come from the stream.
-    private static func bootstrap(_ connection: NATSConnection, name: String, directory: URL, schema: Schema) throws {
+    /// it come from the stream. Returns the checkpoint's schema, or nil without a checkpoint.
+    private static func bootstrap(_ connection: NATSConnection, name: String, directory: URL) throws -> Schema? {
         let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)")
-        let latest: Latest
-        do {
-            latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
-        } catch let error as NATSError where error.code == .objectNotFound {
-            return
+        var attempt = 0
+        while true {
+            let latest: Latest
+            do {
+                latest = try JSONDecoder().decode(Latest.self, from: Data(try bucket.get("latest")))
+            } catch let error as NATSError where error.code == .objectNotFound {
+                return nil
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try bucket.get(latest.object)
+            } catch let error as NATSError where error.code == .objectNotFound && attempt < 3 {
+                // A newer checkpoint replaced it meanwhile (the publisher deletes the one `latest` named before).
+                attempt += 1
+                continue
+            }
+            return try ReplicaBootstrap.createStore(
+                directory: directory.path, checkpoint: bytes, sequence: latest.sequence)
         }
-        let bytes = try bucket.get(latest.object)
-        try ReplicaBootstrap.createStore(
-            directory: directory.path, checkpoint: bytes, sequence: latest.sequence, schema: schema)
     }
 
     /// The sequence number of the last record applied (durable locally).
@@ -213,10 +260,28 @@ public final class Replica: Sendable {
             guard frame.sequence == id else {
                 throw TrellisError(.corrupt, "\(context): the frame holds record \(frame.sequence)")
             }
+            if frame.isMigration {
+                try migrate(frame, context: context)
+                return
+            }
             let (changes, author) = try frame.changeSet(schema: local.schema, context: context)
             try local.applyReplicated(changes, sequence: id, author: author)
         } catch let error as TrellisError where error.code != .io {
             throw ReplicationError(.failed, "\(error)")
+        }
+    }
+
+    /// Applies the writer's migration as the writer committed it: both stores close, the migration is committed to the
+    /// local journal (a new segment in the new schema, then the manifest), and both open again in the new schema.
+    private func migrate(_ frame: DurableFrame, context: String) throws {
+        let (local, reader) = stores.locked { ($0.local, $0.reader) }
+        try reader.close()
+        try local.close()
+        let schema = try Store.commitReplicatedMigration(directory: directory, frame: frame, context: context)
+        let opened = try Self.open(directory: directory, schema: schema)
+        stores.locked {
+            $0.local = opened.local
+            $0.reader = opened.reader
         }
     }
 
@@ -249,12 +314,94 @@ public final class Replica: Sendable {
     public func stop(timeout: Duration = .seconds(10)) -> Bool {
         stopped.store(true, ordering: .relaxed)
         var ended = true
-        if running.load(ordering: .relaxed) {
+        // A promotion already waited for the thread to end.
+        if running.load(ordering: .relaxed), !stores.locked({ $0.promoted }) {
             ended = finished.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) == .success
         }
-        try? store.close()
-        try? local.close()
+        let (local, reader, promoted) = stores.locked { ($0.local, $0.reader, $0.promoted) }
+        try? reader.close()
+        if !promoted { try? local.close() }
         return ended
+    }
+
+    /// Makes the replica the writer, when it has applied the stream's last record: the fetch thread stops, `store`
+    /// closes, and the local store (writable) is handed over with a started `ReplicationPublisher` that extends the
+    /// same stream after that record. Use it once the old writer is gone, as Litestream's restore-then-write or a
+    /// database failover: stop (or lose) the writer, let the replica catch up, promote.
+    ///
+    /// ```swift
+    /// guard replica.waitUntilApplied(lastRecord, timeout: .seconds(30)) else { … }
+    /// let promotion = try replica.promote()
+    /// try promotion.store.write { tx in … }          // published to the stream for the other replicas
+    /// ```
+    ///
+    /// Throws `notCaughtUp` (the replica keeps following) when the stream holds a record it has not applied, and the
+    /// replica's `failure` when it stopped. Nothing forks if the old writer still lives: both publish each record with
+    /// the stream sequence of the last one they know (`Nats-Expected-Last-Subject-Sequence`), so whichever publishes
+    /// first extends the stream and the other is refused (its publisher's `failure` is `fenced`, and it publishes
+    /// nothing more). A promotion that finds the stream moved past its record before it publishes is fenced the same
+    /// way. After a promotion the replica is spent: `stop()` closes nothing the promotion handed over.
+    public func promote(historyConsumer: String? = nil, trimStream: Bool = true) throws -> Promotion {
+        let wasRunning = running.load(ordering: .relaxed)
+        stopped.store(true, ordering: .relaxed)
+        if wasRunning {
+            guard finished.wait(timeout: .now() + .seconds(30)) == .success else {
+                throw ReplicationError(.failed, "the replica's thread did not stop within 30 s; not promoted")
+            }
+        }
+        // Refused: the replica follows again as it did.
+        func resume() {
+            stopped.store(false, ordering: .relaxed)
+            running.store(false, ordering: .relaxed)
+            if wasRunning { start() }
+        }
+        if let failure {
+            throw failure
+        }
+        let last: UInt64
+        let streamSequence: UInt64
+        do {
+            let connection = try NATSConnection(options)
+            defer { connection.close() }
+            do {
+                let message = try JetStream(connection).lastMessage(stream: streamName, subject: subject)
+                guard let id = message.headers?["Nats-Msg-Id"].flatMap({ UInt64($0) }) else {
+                    throw ReplicationError(.failed, "the last message of stream \(streamName) has no record number")
+                }
+                (last, streamSequence) = (id, message.sequence)
+            } catch let error as NATSError where error.code == .messageNotFound {
+                (last, streamSequence) = (0, 0)
+            }
+        } catch {
+            resume()
+            throw error
+        }
+        let applied = appliedSequence
+        guard applied == last else {
+            resume()
+            if applied < last {
+                throw ReplicationError(
+                    .notCaughtUp,
+                    "the replica applied record \(applied) and stream \(streamName) holds \(last): not promoted; let it "
+                        + "catch up and promote again")
+            }
+            throw ReplicationError(
+                .failed, "the replica applied record \(applied), past the stream's last \(last): not promoted")
+        }
+        // Reopened for writing: the store that applied the records never allocated an object ID, and a writer's
+        // allocator starts after the highest one the store holds.
+        let (applier, reader) = stores.locked { s -> (Store, Store) in
+            s.promoted = true
+            return (s.local, s.reader)
+        }
+        try? reader.close()
+        try applier.close()
+        let local = try Store(directory: directory, schema: applier.schema)
+        let publisher = try ReplicationPublisher(
+            store: local, url: url, name: name, historyConsumer: historyConsumer, trimStream: trimStream,
+            promotedAt: (last, streamSequence))
+        publisher.start()
+        return Promotion(store: local, publisher: publisher)
     }
 
     /// Waits until the replica has applied record `sequence` and its `store` shows it (or the replica failed).

@@ -14,6 +14,9 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         public static let fenced = Code("fenced")
         /// A bad argument (a store that cannot be published, a name that cannot be a subject).
         public static let invalidArgument = Code("invalid argument")
+        /// A promotion was refused because the replica has not applied the stream's last record: it keeps following;
+        /// promote it once it has caught up (`Replica.waitUntilApplied`).
+        public static let notCaughtUp = Code("not caught up")
         /// Replication stopped for good: the journal cannot be read, or the stream is not a Trellis stream.
         public static let failed = Code("replication failed")
     }

@@ -40,6 +40,10 @@ public final class ReplicationPublisher: Sendable {
     public let historyConsumer: String?
     /// Whether the stream drops the records a checkpoint on the server covers.
     public let trimStream: Bool
+    /// A promoted replica's starting point: the stream's last record when it was promoted and that message's stream
+    /// sequence. The replica applied that record under its own salt, so its bytes differ from the stream's; the
+    /// resume check trusts the stream's record there instead of comparing bytes (every later record is its own).
+    let promotedAt: (record: UInt64, streamSequence: UInt64)?
 
     struct State: Sendable {
         var connection: NATSConnection?
@@ -49,6 +53,8 @@ public final class ReplicationPublisher: Sendable {
         var resumed = false
         /// The newest checkpoint put in the bucket by this publisher.
         var checkpoint: UInt64 = 0
+        /// The records this publisher put as `rec-<n>` objects and has not deleted yet.
+        var largeRecords: [UInt64] = []
         var failure: ReplicationError?
         var lastError: String?
     }
@@ -83,8 +89,17 @@ public final class ReplicationPublisher: Sendable {
     /// With `trimStream` (the default), once a checkpoint is on the server the stream drops the records before it
     /// (the checkpoint's own record stays, for the publisher to resume after): a new replica starts from the
     /// checkpoint, and one that fell behind it stops and must start again.
-    public init(
+    public convenience init(
         store: Store, url: String, name: String, historyConsumer: String? = nil, trimStream: Bool = true
+    ) throws {
+        try self.init(
+            store: store, url: url, name: name, historyConsumer: historyConsumer, trimStream: trimStream,
+            promotedAt: nil)
+    }
+
+    init(
+        store: Store, url: String, name: String, historyConsumer: String?, trimStream: Bool,
+        promotedAt: (record: UInt64, streamSequence: UInt64)?
     ) throws {
         guard let directory = store.directory, !store.isReadOnly else {
             throw ReplicationError(.invalidArgument, "only a writable store with a directory can be published")
@@ -99,6 +114,7 @@ public final class ReplicationPublisher: Sendable {
         self.store = store
         self.historyConsumer = historyConsumer
         self.trimStream = trimStream
+        self.promotedAt = promotedAt
         var options = try NATSOptions(url: url)
         options.name = "trellis-publisher-\(name)"
         self.options = options
@@ -218,12 +234,29 @@ public final class ReplicationPublisher: Sendable {
         else { return }
         let bucket = try ObjectStore(js, bucket: "trellis-\(name)")
         let object = "checkpoint-" + Self.hex16(sequence)
+        // The checkpoint `latest` names now, whoever put it: replaced, it goes once `latest` names the new one.
+        let previous: String?
+        do {
+            previous = try JSONDecoder().decode(Replica.Latest.self, from: Data(try bucket.get("latest"))).object
+        } catch let error as NATSError where error.code == .objectNotFound {
+            previous = nil
+        } catch is DecodingError {
+            previous = nil
+        }
         _ = try bucket.put(object, data: bytes)
         let latest = "{\"sequence\":\(sequence),\"object\":\"\(object)\",\"streamSequence\":\(sequence)}"
         _ = try bucket.put("latest", data: Array(latest.utf8))
         state.locked { $0.checkpoint = sequence }
-        // Record n is stream message n: the records before the checkpoint's go, its own stays.
-        if trimStream { try js.purgeStream(streamName, before: sequence) }
+        if let previous, previous != object { try bucket.delete(previous) }
+        guard trimStream else { return }
+        // Record n is stream message n: the records before the checkpoint's go, its own stays; so do the objects of
+        // the large records among them (record c's own stays with its message).
+        try js.purgeStream(streamName, before: sequence)
+        let covered = state.locked { $0.largeRecords.filter { $0 < sequence } }
+        for record in covered {
+            try bucket.delete("rec-\(record)")
+            state.locked { $0.largeRecords.removeAll { $0 == record } }
+        }
     }
 
     /// The sequence number of the newest checkpoint this publisher put on the server (0: none).
@@ -288,7 +321,10 @@ public final class ReplicationPublisher: Sendable {
         let digest = ObjectStore.digest(of: frame.bytes)
         do {
             let existing = try bucket.info(object)
-            if existing.digest == digest && existing.size == UInt64(frame.bytes.count) { return (object, digest) }
+            if existing.digest == digest && existing.size == UInt64(frame.bytes.count) {
+                state.locked { if !$0.largeRecords.contains(frame.sequence) { $0.largeRecords.append(frame.sequence) } }
+                return (object, digest)
+            }
             throw fail(
                 .fenced,
                 "bucket trellis-\(name) holds a different object \(object) (another writer's record \(frame.sequence)); "
@@ -296,6 +332,7 @@ public final class ReplicationPublisher: Sendable {
         } catch let error as NATSError where error.code == .objectNotFound {
         }
         let info = try bucket.put(object, data: frame.bytes)
+        state.locked { $0.largeRecords.append(frame.sequence) }
         return (object, info.digest)
     }
 
@@ -337,6 +374,9 @@ public final class ReplicationPublisher: Sendable {
             // The stream's last record must be this store's own record of that number.
             let check = DurableFrameReader(directory: path, after: last - 1)
             defer { check.close() }
+            // The durable mark is read before the record: a record made durable between the two reads would
+            // otherwise look like one this store never wrote, and the stream's record would be taken as its own.
+            let durable = try check.durableSequence()
             let mine: [DurableFrame]
             do {
                 mine = try check.next(limit: 1)
@@ -345,21 +385,26 @@ public final class ReplicationPublisher: Sendable {
             } catch let error as TrellisError {
                 throw fail(.failed, "reading the journal to resume: \(error)")
             }
-            if let record = mine.first, record.sequence == last, record.bytes != lastBytes {
+            // A promoted replica's first resume meets the record it was promoted at: applied from the stream, so
+            // the stream's, though its own bytes differ (its own salt).
+            let trusted = promotedAt.map { $0.record == last && $0.streamSequence == streamSequence } ?? false
+            if !trusted, let record = mine.first, record.sequence == last, record.bytes != lastBytes {
                 throw fail(
                     .fenced,
                     "stream \(streamName) holds a record \(last) this store did not write (another writer); "
                         + "publishing stopped")
             }
-            if mine.isEmpty, (try? check.durableSequence()).map({ $0 < last }) ?? false {
+            if mine.isEmpty, durable < last {
                 throw fail(
                     .fenced,
                     "stream \(streamName) holds record \(last), which this store has not written (another writer); "
                         + "publishing stopped")
             }
         }
-        // The schema, for a replica that starts from nothing (replication-format.md, "The schema").
-        _ = try ObjectStore(js, bucket: "trellis-\(name)").put("schema", data: SchemaCodec.encode(schema))
+        // The schema, for a replica that starts from nothing (replication-format.md, "The schema"): the one record 1
+        // was written in while the journal holds it (a migration may have come since), else the store's.
+        let first = (try? ReplicaBootstrap.firstRecordSchema(directory: path)) ?? nil
+        _ = try ObjectStore(js, bucket: "trellis-\(name)").put("schema", data: SchemaCodec.encode(first ?? schema))
         step.reader?.close()
         step.reader = DurableFrameReader(directory: path, after: last)
         state.locked {

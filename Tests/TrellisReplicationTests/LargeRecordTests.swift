@@ -118,4 +118,55 @@ import TrellisReplication
         try first.close()
         try other.close()
     }
+
+    @Test func aCheckpointDeletesTheLargeRecordObjectsAndThePreviousCheckpointItCovers() throws {
+        let server = try NATSServer(maxPayload: 65_536)
+        defer { server.tearDown() }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-large-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let store = try Store(directory: base.appendingPathComponent("writer"), models: [PublisherTests.Item.self])
+        let publisher = try ReplicationPublisher(store: store, url: server.url, name: "gc")
+        try PublisherTests.commit(store, count: 5, label: "a")
+        try Self.commitLarge(store, items: 2, size: 100_000, label: "big")  // record 6
+        try PublisherTests.commit(store, count: 4, label: "b")
+        #expect(try publisher.publishPending() == 10)
+        let connection = try NATSConnection(try NATSOptions(url: server.url))
+        defer { connection.close() }
+        let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-gc")
+        #expect(try bucket.info("rec-6").size > 65_536)
+
+        // A checkpoint at record 10 covers record 6: the stream drops it, and its object goes too.
+        try store.compact()
+        try PublisherTests.commit(store, count: 1, label: "c")
+        #expect(try publisher.publishPending() == 1)
+        #expect(publisher.checkpointSequence == 10)
+        let first = "checkpoint-" + String(repeating: "0", count: 15) + "a"
+        #expect(try bucket.info(first).size > 0)
+        #expect(throws: NATSError.self) { _ = try bucket.info("rec-6") }
+
+        // A large record after it is the next checkpoint's own record (16): its object stays with its message, and
+        // the checkpoint of record 10 is replaced (deleted once `latest` names the new one).
+        try PublisherTests.commit(store, count: 4, label: "d")
+        try Self.commitLarge(store, items: 2, size: 100_000, label: "big2")  // record 16
+        #expect(try publisher.publishPending() == 5)
+        try store.compact()
+        try PublisherTests.commit(store, count: 1, label: "e")
+        #expect(try publisher.publishPending() == 1)
+        #expect(publisher.checkpointSequence == 16)
+        #expect(throws: NATSError.self) { _ = try bucket.info(first) }
+        #expect(try bucket.info("checkpoint-" + String(repeating: "0", count: 14) + "10").size > 0)
+        #expect(try bucket.info("rec-16").size > 65_536)
+
+        // A new replica still starts from the checkpoint and equals the writer.
+        let replica = try Replica(url: server.url, name: "gc", directory: base.appendingPathComponent("replica"))
+        replica.start()
+        #expect(replica.waitUntilApplied(17, timeout: .seconds(60)))
+        #expect(replica.failure == nil)
+        let items = try ModelContext(replica.store).fetch(FetchDescriptor<PublisherTests.Item>())
+        let expected = try ModelContext(store).fetch(FetchDescriptor<PublisherTests.Item>())
+        #expect(items.map(\.name).sorted() == expected.map(\.name).sorted())
+        #expect(replica.stop())
+        #expect(publisher.stop())
+        try store.close()
+    }
 }

@@ -24,6 +24,21 @@ import Glibc
         @Relationship var project: Project?
     }
 
+    /// The next version of the models: tasks gain `done` (an inferred migration: one record, which replicas apply).
+    enum V2 {
+        final class Project: Model {
+            @Attribute var name = ""
+            @Relationship(deleteRule: .cascade, inverse: \Task.project) var tasks: [Task]
+        }
+
+        final class Task: Model {
+            @Attribute var title = ""
+            @Attribute var count = 0
+            @Attribute var done = false
+            @Relationship var project: Project?
+        }
+    }
+
     /// The `trellis` tool, next to the test bundle in the products directory.
     static let tool: URL = {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -87,6 +102,17 @@ import Glibc
             while Date() < deadline {
                 if let n = applied, n >= sequence { return true }
                 if !process.isRunning { return applied.map { $0 >= sequence } ?? false }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return false
+        }
+
+        /// Waits until its output holds a line that `matches`; false after `seconds` or once it exited without one.
+        func waitForLine(seconds: Double, _ matches: (Substring) -> Bool) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while Date() < deadline {
+                if output.split(separator: "\n").contains(where: matches) { return true }
+                if !process.isRunning { return output.split(separator: "\n").contains(where: matches) }
                 Thread.sleep(forTimeInterval: 0.01)
             }
             return false
@@ -159,14 +185,56 @@ import Glibc
         }
     }
 
-    @Test func twoReplicasInOtherProcessesMatchTheWriterAndOneResumesAfterSIGKILL() throws {
+    /// `work` with the V2 models, after the migration: the same mix, and updates also flip `done`. `live` starts as
+    /// the projects the store holds, oldest first.
+    static func workV2(_ context: ModelContext, count: Int, start: Int) throws {
+        var live = try context.fetch(FetchDescriptor<V2.Project>())
+            .sorted { Int($0.name.dropFirst()) ?? 0 < Int($1.name.dropFirst()) ?? 0 }
+            .map { ($0, $0.tasks) }
+        for i in start..<(start + count) {
+            if i % 10 == 0 || live.isEmpty {
+                let project = V2.Project()
+                project.name = "p\(i)"
+                context.insert(project)
+                var tasks: [V2.Task] = []
+                for t in 0..<3 {
+                    let task = V2.Task()
+                    task.title = "t\(i)-\(t)"
+                    task.project = project
+                    context.insert(task)
+                    tasks.append(task)
+                }
+                live.append((project, tasks))
+            } else if i % 10 == 5, live.count > 3 {
+                let (project, _) = live.removeFirst()
+                context.delete(project)
+            } else if i % 3 == 0 {
+                let (project, tasks) = live[i % live.count]
+                let task = V2.Task()
+                task.title = "extra\(i)"
+                task.done = true
+                task.project = project
+                context.insert(task)
+                live[i % live.count].1 = tasks + [task]
+            } else {
+                // Every live project keeps its three first tasks (only whole projects are deleted).
+                let tasks = live[i % live.count].1
+                tasks[i % tasks.count].count += i
+                tasks[i % tasks.count].done.toggle()
+            }
+            try context.save()
+        }
+    }
+
+    @Test func twoReplicasInOtherProcessesMatchTheWriterThroughAMigrationAndOneResumesAfterSIGKILL() throws {
         let server = try NATSServer()
         defer { server.tearDown() }
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-replica-\(UUID())")
         defer { try? FileManager.default.removeItem(at: base) }
         let writerURL = base.appendingPathComponent("writer")
         let replicaURL = base.appendingPathComponent("replica")
-        let total = 10_000
+        // 5,000 commits, the migration (record 5,001), 5,000 more.
+        let total = 10_001
         let store = try Store(directory: writerURL, models: [Project.self, Task.self])
         let publisher = try ReplicationPublisher(store: store, url: server.url, name: "tasks")
         publisher.start()
@@ -188,19 +256,28 @@ import Glibc
         #expect(killedAt >= 500)
 
         let second = try Child(arguments + ["--until", "\(total)"])
-        try Self.work(context, count: total - 5_000, live: &live, start: 5_000)
-        #expect(publisher.waitUntilPublished(UInt64(total), timeout: .seconds(180)))
+        // The writer migrates its schema in the middle (reopened with the V2 models) and goes on publishing; the
+        // replicas (no model: the tool's) apply the migration record and follow.
+        #expect(publisher.stop() && publisher.failure == nil)
+        try store.close()
+        let migrated = try Store(directory: writerURL, models: [V2.Project.self, V2.Task.self])
+        #expect(migrated.schema.history.last?.sequence == 5_001)
+        let publisherV2 = try ReplicationPublisher(store: migrated, url: server.url, name: "tasks")
+        publisherV2.start()
+        try Self.workV2(ModelContext(migrated), count: total - 5_001, start: 5_000)
+        #expect(migrated.snapshot.sequence == UInt64(total))
+        #expect(publisherV2.waitUntilPublished(UInt64(total), timeout: .seconds(180)))
         #expect(second.waitForExit(seconds: 300) == 0, "\(second.output)")
         #expect(second.applied == UInt64(total))
         #expect(other.waitForExit(seconds: 300) == 0, "\(other.output)")
         #expect(other.applied == UInt64(total))
-        #expect(publisher.stop() && publisher.failure == nil)
-        try store.close()
+        #expect(publisherV2.stop() && publisherV2.failure == nil)
+        try migrated.close()
 
         // The replica's journal holds records 1 through the last, each once, in order (the reader throws on a gap or
         // a repeat), and its objects are the writer's, object for object.
         let writerExport = try Self.export(writerURL)
-        #expect(!writerExport.isEmpty && writerExport.contains("\"Task\""))
+        #expect(!writerExport.isEmpty && writerExport.contains("\"Task\"") && writerExport.contains("\"done\""))
         for url in [replicaURL, otherURL] {
             let reader = DurableFrameReader(directory: url.path, after: 0)
             var count: UInt64 = 0

@@ -68,6 +68,11 @@ import Trellis
             (["demo", "--items", "0"], "--items takes a whole number of at least 1"),
             (["migrate", store.path], "missing --to SCHEMA.json"),
             (["migrate", "--to"], "--to needs a value"),
+            (["publish", store.path], "missing NATS-URL"),
+            (
+                ["publish", store.path, "nats://127.0.0.1:4222", "s", "--commits", "0"],
+                "--commits takes a whole number"
+            ),
         ]
         for (arguments, message) in cases {
             let result = try Tool.run(arguments)
@@ -82,7 +87,7 @@ import Trellis
         #expect(top.status == 0)
         let commands = [
             "info", "verify", "dump", "history", "find", "export", "schema-diff", "migrate", "compact", "repair",
-            "stats", "replica", "demo",
+            "stats", "replica", "publish", "demo",
         ]
         for command in commands {
             #expect(top.stdout.contains("  \(command) "), "\(command) missing from --help")

@@ -18,7 +18,7 @@ enum RootCommand {
         [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self, FindCommand.self,
             ExportCommand.self, SchemaDiffCommand.self, MigrateCommand.self, CompactCommand.self, RepairCommand.self,
-            StatsCommand.self, ReplicaCommand.self, DemoCommand.self,
+            StatsCommand.self, ReplicaCommand.self, PublishCommand.self, DemoCommand.self,
         ]
     }
 

@@ -11,9 +11,10 @@ struct ReplicaCommand: Command {
 
         Applies the records a ReplicationPublisher publishes to NATS JetStream under the name STREAM (stream
         TRELLIS_<STREAM>) to the store in DIR, creating it on first use (its schema comes from the server), and
-        resuming after its last record when it exists. Prints "applied SEQ" as records are applied. Runs until
+        resuming after its last record when it exists. A migration by the writer is applied as recovery applies
+        one, and the replica goes on in the new schema. Prints "applied SEQ" as records are applied. Runs until
         interrupted (SIGINT, SIGTERM), until record SEQ is applied with --until, or until the replica fails (exit 1:
-        a gap or damaged record in the stream, or a migration by the writer). Read the replica with the other
+        a gap or damaged record in the stream). The writer's side is 'trellis publish'. Read the replica with the other
         commands (export, find, info) or open it in a program with Store(directory:schema:options: .follower).
 
         options:

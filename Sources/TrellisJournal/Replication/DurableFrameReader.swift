@@ -1,3 +1,4 @@
+import Foundation
 import TrellisCore
 import TrellisGraph
 
@@ -253,5 +254,36 @@ extension DurableFrame {
         let frame = Frame(offset: 0, header: header, stored: Array(bytes[headerSize...]))
         return try ChangeSetCodec.decodeRecord(
             try frame.payload(file: context), schema: schema, context: context, version: version)
+    }
+}
+
+extension DurableFrame {
+    /// The graph after a migration record received from a replication stream, applied to `graph` (the store's
+    /// version before it, of sequence number `sequence` − 1) as recovery applies one: every stage, then the schema's
+    /// history gains the record's entry (dated by the frame's commit time), as the writer's segment header holds it.
+    /// Returns that graph and the decoded record.
+    package func migrated(_ graph: Graph, context: String) throws -> (graph: Graph, record: MigrationRecord) {
+        guard isMigration else {
+            throw TrellisError(.corrupt, "\(context): a change set where a migration was expected")
+        }
+        guard graph.sequence + 1 == sequence else {
+            throw TrellisError(.corrupt, "\(context): record \(graph.sequence + 1) was due")
+        }
+        let headerSize = FrameHeader.size(version: version)
+        let header = FrameHeader(bytes[0..<headerSize], version: version)
+        let frame = Frame(offset: 0, header: header, stored: Array(bytes[headerSize...]))
+        let record = try MigrationRecord.decode(try frame.payload(file: context), base: graph.schema, context: context)
+        guard record.from == graph.schema.fingerprint, record.stages.last?.schema.fingerprint == record.to else {
+            throw TrellisError(
+                .schemaMismatch,
+                "\(context): a migration from schema \(JournalFormat.hex16(record.from)) where the replica's is "
+                    + "\(JournalFormat.hex16(graph.schema.fingerprint))")
+        }
+        let after = try record.apply(to: graph, sequence: sequence)
+        let history =
+            graph.schema.history + [
+                record.summary(sequence: sequence, date: RecordFrame.date(header.time))
+            ]
+        return (after.withSchema(after.schema.withHistory(history)), record)
     }
 }

@@ -24,19 +24,24 @@ package enum ReplicaBootstrap {
     /// Makes a new store in `directory` (which must hold no store) from a checkpoint of record `sequence`: the
     /// checkpoint file (checked by loading it), an empty segment whose first record is `sequence` + 1, and the
     /// manifest naming both, written last, so a crash before it leaves no store (the next open creates one anew).
+    /// The store takes the checkpoint's own schema (the one in effect at its record, which a migration since may have
+    /// changed); with `schema`, the checkpoint must be in that schema's structure. Returns the store's schema.
+    @discardableResult
     package static func createStore(
-        directory: String, checkpoint bytes: [UInt8], sequence: UInt64, schema: Schema,
+        directory: String, checkpoint bytes: [UInt8], sequence: UInt64, schema expected: Schema? = nil,
         layer: any FileLayer = StoreOptions().fileLayer
-    ) throws {
+    ) throws -> Schema {
         try layer.createDirectory(directory)
         let name = JournalFormat.checkpointName(sequence)
         let path = joinPath(directory, name)
         try layer.writeAtomically(bytes, to: path, directory: directory)
         let file = try layer.open(path, .read)
+        let schema: Schema
         do {
             let graph = try Checkpoint.load(file, name: name, schema: nil, manifestBytes: UInt64(bytes.count))
             file.close()
-            guard graph.sequence == sequence, graph.schema.fingerprint == schema.fingerprint else {
+            schema = graph.schema
+            guard graph.sequence == sequence, expected.map({ $0.fingerprint == schema.fingerprint }) ?? true else {
                 throw TrellisError(.corrupt, "\(name): not the checkpoint of record \(sequence) in this schema")
             }
         } catch let problem as JournalProblem {
@@ -54,5 +59,21 @@ package enum ReplicaBootstrap {
             checkpointBytes: UInt64(bytes.count), firstSegment: 1, lastSegment: 1, durableSequence: sequence)
         try layer.writeAtomically(
             manifest.encoded(), to: joinPath(directory, JournalFormat.manifestName), directory: directory)
+        return schema
+    }
+
+    /// The schema record 1 of the store in `directory` was written in (the header of segment 1, while the journal
+    /// still holds it from record 1): what a replica that starts from record 1 must be created with, whatever
+    /// migrations came since. Nil when segment 1 is gone or does not start at record 1.
+    package static func firstRecordSchema(
+        directory: String, layer: any FileLayer = StoreOptions().fileLayer
+    ) throws -> Schema? {
+        let name = JournalFormat.segmentName(1)
+        guard layer.exists(joinPath(directory, name)).exists else { return nil }
+        let file = try layer.open(joinPath(directory, name), .read)
+        defer { file.close() }
+        let header = try readSegmentHeader(file, name: name, size: try file.size())
+        guard header.sequence == 1 else { return nil }
+        return try SchemaCodec.decode(header.schemaBytes, context: "\(directory)/\(name)")
     }
 }

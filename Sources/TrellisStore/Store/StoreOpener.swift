@@ -136,7 +136,7 @@ enum StoreOpener {
     /// (written whole under a temporary name, synced, renamed, the directory synced), then the manifest that names it.
     /// A crash before the manifest's rename leaves the old store (the new segment is unreferenced and removed by the
     /// next open); after it, the new one.
-    private static func commitMigration(
+    static func commitMigration(
         _ record: MigrationRecord, graph: Graph, manifest old: Manifest, options: StoreOptions, directory: String
     ) throws -> (OpenSegment, Manifest) {
         let layer = options.fileLayer
@@ -219,5 +219,30 @@ enum StoreOpener {
                 guard attempt < 20, before.0 != after.0 || before.1 != after.1 else { throw error }
             }
         }
+    }
+}
+
+extension Store {
+    /// Commits, in the closed store in `directory`, a migration record another store committed (a replica applying
+    /// its stream): the store is recovered, the migration applied to it as recovery applies one, and committed as a
+    /// live migration commits (a new segment whose header holds the new schema and whose first record is the
+    /// migration, then the manifest). Returns the schema after it, for the store to be opened with.
+    package static func commitReplicatedMigration(
+        directory: URL, frame: DurableFrame, context: String, options: StoreOptions = StoreOptions()
+    ) throws -> Schema {
+        let layer = options.fileLayer
+        let path = directory.path
+        let lock = try layer.lockExclusively(joinPath(path, JournalFormat.lockName))
+        defer { lock.release() }
+        let recovery = StoreRecovery(
+            layer: layer, directory: path, policy: options.recovery, readOnly: false, tailBackupDirectory: nil)
+        guard let recovered = try recovery.run() else {
+            throw TrellisError(.io, "there is no store at \(path) to migrate")
+        }
+        let (graph, record) = try frame.migrated(recovered.graph, context: context)
+        let (segment, _) = try StoreOpener.commitMigration(
+            record, graph: graph, manifest: recovered.manifest, options: options, directory: path)
+        segment.file.close()
+        return graph.schema
     }
 }

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import Trellis
+
+/// `trellis publish` (the writer's side from the command line) and `trellis replica`, both in child processes, as the
+/// README's "More than one machine" section runs them.
+@Suite(.serialized) struct PublishCommandTests {
+    @Test func theDemoWriterAndAReplicaInOtherProcessesEndEqual() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let writerURL = base.appendingPathComponent("notes")
+        let replicaURL = base.appendingPathComponent("notes-replica")
+        let writer = try ReplicaTests.Child([
+            "publish", writerURL.path, server.url, "notes", "--commits", "120", "--interval", "1",
+        ])
+        // The replica needs the schema the publisher puts on the server: it starts once something is published.
+        #expect(
+            writer.waitForLine(seconds: 60) { $0.hasPrefix("published ") && $0 != "published 0" }, "\(writer.output)")
+        let replica = try ReplicaTests.Child(["replica", server.url, "notes", replicaURL.path, "--until", "120"])
+        #expect(writer.waitForExit(seconds: 120) == 0, "\(writer.output)")
+        #expect(writer.output.contains("committed 120\n") && writer.output.contains("published 120\n"))
+        #expect(replica.waitForExit(seconds: 120) == 0, "\(replica.output)")
+        #expect(replica.applied == 120)
+        let export = try ReplicaTests.export(writerURL)
+        #expect(export.contains("note 118"))
+        #expect(try ReplicaTests.export(replicaURL) == export)
+
+        // An existing store, written elsewhere, published with --exit: the stream resumes after record 120.
+        let store = try Store(directory: writerURL, schema: try JournalReader(directory: writerURL).schema())
+        for i in 0..<30 {
+            try store.write { tx in _ = try tx.insert("Note", ["title": .string("later \(i)"), "edits": 0]) }
+        }
+        try store.close()
+        let publish = try ReplicaTests.Child(["publish", writerURL.path, server.url, "notes", "--exit"])
+        #expect(publish.waitForExit(seconds: 120) == 0, "\(publish.output)")
+        #expect(publish.output.contains("published 150\n"))
+        let again = try ReplicaTests.Child(["replica", server.url, "notes", replicaURL.path, "--until", "150"])
+        #expect(again.waitForExit(seconds: 120) == 0, "\(again.output)")
+        #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
+    }
+
+    @Test func publishRefusesADirectoryWithoutAStoreUnlessItWritesTheDemo() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let child = try ReplicaTests.Child(["publish", base.path, "nats://127.0.0.1:1", "notes"])
+        #expect(child.waitForExit(seconds: 30) == 3, "\(child.output)")
+        #expect(child.output.contains("no store"))
+        #expect(!FileManager.default.fileExists(atPath: base.path))
+    }
+}
