@@ -108,7 +108,7 @@ public final class Replica: Sendable {
                 bytes = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)").get("schema")
             } catch let error as NATSError where error.code == .objectNotFound {
                 throw ReplicationError(
-                    .failed, "the server has no schema for \(name): start its publisher first (\(error.message))")
+                    .notPublished, "the server has no schema for \(name): start its publisher first (\(error.message))")
             }
             let current = try SchemaCodec.decode(bytes, context: "the stream's schema object")
             // From a checkpoint, the checkpoint's own schema (a migration may have come after it).

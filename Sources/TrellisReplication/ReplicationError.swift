@@ -17,6 +17,9 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         /// A promotion was refused because the replica has not applied the stream's last record: it keeps following;
         /// promote it once it has caught up (`Replica.waitUntilApplied`).
         public static let notCaughtUp = Code("not caught up")
+        /// Nothing has been published under the name yet (the server has no schema object for it): start the
+        /// publisher first, or try again; nothing was created.
+        public static let notPublished = Code("not published")
         /// Replication stopped for good: the journal cannot be read, or the stream is not a Trellis stream.
         public static let failed = Code("replication failed")
     }

@@ -41,6 +41,26 @@ import Trellis
         #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
     }
 
+    @Test func aReplicaStartedBeforeItsPublisherWaitsForItThenCatchesUp() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let writerURL = base.appendingPathComponent("notes")
+        let replicaURL = base.appendingPathComponent("notes-replica")
+        // The README's two commands, the replica's first: it waits, creating nothing, until a publisher appears.
+        let replica = try ReplicaTests.Child(["replica", server.url, "notes", replicaURL.path, "--until", "40"])
+        #expect(replica.waitForLine(seconds: 60) { $0 == "waiting for a publisher of notes" }, "\(replica.output)")
+        #expect(!FileManager.default.fileExists(atPath: replicaURL.path))
+        let writer = try ReplicaTests.Child([
+            "publish", writerURL.path, server.url, "notes", "--commits", "40", "--interval", "1",
+        ])
+        #expect(writer.waitForExit(seconds: 120) == 0, "\(writer.output)")
+        #expect(replica.waitForExit(seconds: 120) == 0, "\(replica.output)")
+        #expect(replica.applied == 40)
+        #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
+    }
+
     @Test func publishRefusesADirectoryWithoutAStoreUnlessItWritesTheDemo() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
         defer { try? FileManager.default.removeItem(at: base) }

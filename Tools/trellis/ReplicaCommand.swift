@@ -10,8 +10,9 @@ struct ReplicaCommand: Command {
         usage: trellis replica NATS-URL STREAM DIR [--until SEQ]
 
         Applies the records a ReplicationPublisher publishes to NATS JetStream under the name STREAM (stream
-        TRELLIS_<STREAM>) to the store in DIR, creating it on first use (its schema comes from the server), and
-        resuming after its last record when it exists. A migration by the writer is applied as recovery applies
+        TRELLIS_<STREAM>) to the store in DIR, creating it on first use (its schema comes from the server; until a
+        publisher has put one there it prints "waiting for a publisher of STREAM" and waits), and resuming after its
+        last record when it exists. A migration by the writer is applied as recovery applies
         one, and the replica goes on in the new schema. Prints "applied SEQ" as records are applied. Runs until
         interrupted (SIGINT, SIGTERM), until record SEQ is applied with --until, or until the replica fails (exit 1:
         a gap or damaged record in the stream). The writer's side is 'trellis publish'. Read the replica with the other
@@ -34,13 +35,7 @@ struct ReplicaCommand: Command {
     }
 
     func run(_ console: Console) throws -> ExitCode {
-        let replica: Replica
-        do {
-            replica = try Replica(url: url, name: stream, directory: URL(fileURLWithPath: directory))
-        } catch {
-            throw CannotOpen("cannot open the replica in \(directory): \(error)")
-        }
-        // SIGINT and SIGTERM end the loop below; the replica then closes its store cleanly.
+        // SIGINT and SIGTERM end the loops below; the replica then closes its store cleanly.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let interrupted = DispatchSemaphore(value: 0)
@@ -52,6 +47,24 @@ struct ReplicaCommand: Command {
             sources.append(source)
         }
         defer { for source in sources { source.cancel() } }
+        // A replica started before its publisher waits for the publisher's first schema, as a follower waits for
+        // the writer's records: started side by side, the two commands work in either order.
+        var waiting = false
+        let replica: Replica
+        while true {
+            do {
+                replica = try Replica(url: url, name: stream, directory: URL(fileURLWithPath: directory))
+                break
+            } catch let error as ReplicationError where error.code == .notPublished {
+                if !waiting {
+                    FileHandle.standardOutput.write(Data("waiting for a publisher of \(stream)\n".utf8))
+                    waiting = true
+                }
+                if interrupted.wait(timeout: .now() + .milliseconds(250)) == .success { return .ok }
+            } catch {
+                throw CannotOpen("cannot open the replica in \(directory): \(error)")
+            }
+        }
         replica.start()
         var shown = UInt64.max
         while true {
