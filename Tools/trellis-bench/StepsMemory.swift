@@ -11,7 +11,7 @@ extension BenchRun {
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         #endif
         var engines = nextTrellisFirst() ? ["trellis", "sqlite"] : ["sqlite", "trellis"]
-        engines.insert("lmdb", at: (turn / 2) % 3)
+        engines.insert("lmdb", at: lmdbPlace)
         var results: [String: MemoryChild.Result] = [:]
         for engine in engines {
             results[engine] = try MemoryChild.launch(

@@ -20,7 +20,7 @@ extension BenchRun {
             for i in commits.indices { commits[i].id = Int64(size + 1 + i) }
             let label = "x1-\(size)"
             var names = nextTrellisFirst() ? ["Trellis", "SQLite"] : ["SQLite", "Trellis"]
-            names.insert("LMDB", at: (turn / 2) % 3)
+            names.insert("LMDB", at: lmdbPlace)
             for name in names {
                 let dir = directory("\(label)-\(name.lowercased())")
                 let engine: any BenchEngine

@@ -10,11 +10,14 @@ extension BenchRun {
         trellis: T, sqlite: T, lmdb: T
     ) {
         var order: [any BenchEngine] = nextTrellisFirst() ? [t, s] : [s, t]
-        order.insert(l, at: (turn / 2) % 3)
+        order.insert(l, at: lmdbPlace)
         var results: [ObjectIdentifier: T] = [:]
         for engine in order { results[ObjectIdentifier(engine)] = try body(engine) }
         return (results[ObjectIdentifier(t)]!, results[ObjectIdentifier(s)]!, results[ObjectIdentifier(l)]!)
     }
+
+    /// Where LMDB goes among the other two this turn (0, 1 or 2), read after `nextTrellisFirst()`.
+    var lmdbPlace: Int { (turn / 2) % 3 }
 
     /// Runs `body` for the three engines and times it, in milliseconds, each after a `sync()` as in `timeBoth`.
     func timeAll(
