@@ -24,6 +24,12 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The bench's third engine (issue 21): only trellis-bench links it.
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
         // ThreadSanitizer's annotations (weak, a no-op without its runtime), for the locks it cannot see.
         .systemLibrary(
             name: "CThreadSanitizer",
@@ -87,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-bench",
-            dependencies: ["Trellis", "TrellisReplication", "CSQLite"],
+            dependencies: ["Trellis", "TrellisReplication", "CSQLite", "CLMDB"],
             path: "Tools/trellis-bench",
             exclude: ["RESULTS.md"]
         ),

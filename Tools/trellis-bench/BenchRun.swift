@@ -10,7 +10,7 @@ final class BenchRun {
     var checks = Checks()
     /// Items 0 ..< N + 2 × W5 commits (and at least the 1,000 S1 uses).
     let items: [ItemData]
-    private var turn = 0
+    private(set) var turn = 0
 
     var n: Int { options.itemCount }
     /// Commits in each half of W5 (10,000 at scale 1).
@@ -73,7 +73,8 @@ final class BenchRun {
         if !options.only.isDisjoint(with: core) {
             let trellis = try TrellisEngine(directory: directory("trellis"), model: model)
             let sqlite = try SQLiteEngine(directory: directory("sqlite"))
-            try runCore(trellis, sqlite)
+            let lmdb = try LMDBEngine(directory: directory("lmdb"))
+            try runCore(trellis, sqlite, lmdb)
         }
         if options.wants("W10") { try runMemory() }
         if options.wants("S1") { try runSeed() }
@@ -86,15 +87,15 @@ final class BenchRun {
         if options.wants("R1") { try runReplication() }
     }
 
-    private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine) throws {
-        try runInsert(t, s)
-        if options.wants("W2") { try runFetchAll(t, s) }
-        if options.wants("W3a") { try runLookups(t, s) }
-        if options.wants("W3b") { try runRanges(t, s) }
-        if options.wantsAny("W4", "W9") { try runUpdate(t, s) }
-        if options.wants("W7") { try runReadWhileWrite(t, s) }
-        if options.wantsAny("W5a", "W5b") { try runSmallCommits(t, s) }
-        if options.wants("W6") { try runCascadeDelete(t, s) }
-        if options.wantsAny("W8", "W9") { try runReopenAndCompaction(t, s) }
+    private func runCore(_ t: TrellisEngine, _ s: SQLiteEngine, _ l: LMDBEngine) throws {
+        try runInsert(t, s, l)
+        if options.wants("W2") { try runFetchAll(t, s, l) }
+        if options.wants("W3a") { try runLookups(t, s, l) }
+        if options.wants("W3b") { try runRanges(t, s, l) }
+        if options.wantsAny("W4", "W9") { try runUpdate(t, s, l) }
+        if options.wants("W7") { try runReadWhileWrite(t, s, l) }
+        if options.wantsAny("W5a", "W5b") { try runSmallCommits(t, s, l) }
+        if options.wants("W6") { try runCascadeDelete(t, s, l) }
+        if options.wantsAny("W8", "W9") { try runReopenAndCompaction(t, s, l) }
     }
 }

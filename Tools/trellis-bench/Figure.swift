@@ -13,6 +13,8 @@ struct Figure {
     var better: Better
     var trellis: Double?
     var sqlite: Double?
+    /// The third engine's figure; nil for steps measured without it.
+    var lmdb: Double?
     /// The Trellis figure does not yet measure what the workload asks (see `TrellisStorage.caveat`).
     var caveat = false
     /// What the second column measures when it is not SQLite (L1 compares with what an app writes by hand).
@@ -24,6 +26,12 @@ struct Figure {
         return better == .lower ? s / t : t / s
     }
 
+    /// Trellis against LMDB, oriented as `ratio`: above 1 means Trellis is better.
+    var lmdbRatio: Double? {
+        guard let t = trellis, let l = lmdb, t > 0, l > 0 else { return nil }
+        return better == .lower ? l / t : t / l
+    }
+
     var key: String { "\(step)/\(metric)" }
 }
 
@@ -33,11 +41,11 @@ struct FigureSet {
 
     mutating func add(
         _ step: String, _ metric: String, _ unit: String, _ better: Figure.Better, trellis: Double?, sqlite: Double?,
-        caveat: Bool = false, peer: String? = nil
+        lmdb: Double? = nil, caveat: Bool = false, peer: String? = nil
     ) {
         figures.append(
             Figure(
-                step: step, metric: metric, unit: unit, better: better, trellis: trellis, sqlite: sqlite,
+                step: step, metric: metric, unit: unit, better: better, trellis: trellis, sqlite: sqlite, lmdb: lmdb,
                 caveat: caveat, peer: peer))
     }
 
@@ -50,6 +58,7 @@ struct FigureSet {
             var figure = template
             figure.trellis = Measure.median(same.compactMap(\.trellis))
             figure.sqlite = Measure.median(same.compactMap(\.sqlite))
+            figure.lmdb = Measure.median(same.compactMap(\.lmdb))
             out.figures.append(figure)
         }
         return out

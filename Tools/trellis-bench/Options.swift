@@ -26,7 +26,7 @@ struct Options {
 
         Runs the standard workload (../shared/benchmark-workload.md) against Trellis and SQLite in one process,
         alternating engines step by step, and prints one table: step, metric, Trellis, SQLite, ratio (above 1 means
-        Trellis is better).
+        Trellis is better); the core steps, W10, S1 and X1 also run LMDB (columns LMDB and vs LMDB).
 
           --scale S      multiply the workload's size (N = 100,000 items at 1); W5's commit count, W6's tree
                          depth, X1's store sizes and R1's bootstrapped store follow it, W3's 10,000 lookups and

@@ -3,7 +3,9 @@ import Foundation
 /// The printed table and the JSON file.
 enum Report {
     static func table(_ set: FigureSet, machine: Machine, options: Options, caveat: String?) -> String {
-        var rows: [[String]] = [["step", "metric", "unit", "Trellis", "SQLite", "ratio", "target", ""]]
+        var rows: [[String]] = [
+            ["step", "metric", "unit", "Trellis", "SQLite", "ratio", "target", "", "LMDB", "vs LMDB"]
+        ]
         var anyCaveat = false
         for f in set.figures {
             let (target, met) = Targets.verdict(f)
@@ -13,11 +15,12 @@ enum Report {
                 f.step, f.metric + (f.caveat ? " *" : "") + (f.peer.map { " (peer: \($0))" } ?? ""), f.unit,
                 f.trellis.map(format) ?? "—",
                 f.sqlite.map(format) ?? "—", f.ratio.map { format($0) + "x" } ?? "—", target,
-                verdict + (met != nil && f.caveat ? "*" : ""),
+                verdict + (met != nil && f.caveat ? "*" : ""), f.lmdb.map(format) ?? "—",
+                f.lmdbRatio.map { format($0) + "x" } ?? "—",
             ])
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max() ?? 0 }
-        let rightAligned: Set<Int> = [3, 4, 5]
+        let rightAligned: Set<Int> = [3, 4, 5, 8, 9]
         var lines: [String] = []
         let runs = options.repeats == 1 ? "1 run" : "median of \(options.repeats) runs"
         lines.append("trellis-bench: scale \(format(options.scale)) (N = \(options.itemCount) items), \(runs)")
@@ -36,6 +39,7 @@ enum Report {
         lines.append("")
         lines.append(
             "ratio: SQLite time / Trellis time, or Trellis rate / SQLite rate: above 1 means Trellis is better")
+        lines.append("vs LMDB: the same against LMDB (— where a step runs without it)")
         if anyCaveat, let caveat { lines.append("* \(caveat): the Trellis figure does no disk I/O yet") }
         return lines.joined(separator: "\n")
     }
@@ -44,13 +48,16 @@ enum Report {
         let machineFields = machine.fields.map { "\(JSONValue.string($0.0).text): \($0.1.text)" }
         var results: [String] = []
         for f in set.figures {
-            let fields: [(String, JSONValue)] =
+            var fields: [(String, JSONValue)] =
                 [
                     ("step", .string(f.step)), ("metric", .string(f.metric)), ("unit", .string(f.unit)),
                     ("trellis", f.trellis.map(JSONValue.number) ?? .null),
                     ("sqlite", f.sqlite.map(JSONValue.number) ?? .null),
                     ("ratio", f.ratio.map(JSONValue.number) ?? .null),
-                ] + (f.peer.map { [("peer", JSONValue.string($0))] } ?? [])
+                ]
+            fields.append(("lmdb", f.lmdb.map(JSONValue.number) ?? .null))
+            fields.append(("lmdb_ratio", f.lmdbRatio.map(JSONValue.number) ?? .null))
+            if let peer = f.peer { fields.append(("peer", .string(peer))) }
             results.append("    {" + fields.map { "\"\($0.0)\": \($0.1.text)" }.joined(separator: ", ") + "}")
         }
         return """

@@ -4,13 +4,13 @@ import Synchronization
 
 /// W7: a reader thread loops over `count(Item where flag)` and point lookups while the writer runs W4 again.
 extension BenchRun {
-    func runReadWhileWrite(_ t: TrellisEngine, _ s: SQLiteEngine) throws {
+    func runReadWhileWrite(_ t: TrellisEngine, _ s: SQLiteEngine, _ l: LMDBEngine) throws {
         progress("W7 reader while the writer updates \(n) items")
-        _ = try both(t, s) { try $0.setDurability(.perCommit) }
+        _ = try all(t, s, l) { try $0.setDurability(.perCommit) }
         let flagged = items[0..<n].reduce(0) { $0 + ($1.flag ? 1 : 0) }
         let ids = StepRandom.readerIDs(count: 4096, itemCount: n)
-        let results = try both(t, s) { engine in try ReadWhileWrite.run(engine, ids: ids) }
-        for (name, r) in [("Trellis", results.trellis), ("SQLite", results.sqlite)] {
+        let results = try all(t, s, l) { engine in try ReadWhileWrite.run(engine, ids: ids) }
+        for (name, r) in [("Trellis", results.trellis), ("SQLite", results.sqlite), ("LMDB", results.lmdb)] {
             checks.expect("W7", r.error == nil, "\(name) reader failed: \(r.error ?? "")")
             checks.expect("W7", !r.lookupMicros.isEmpty, "\(name) reader made no lookup during the write")
             checks.expect("W7", r.badLookups == 0, "\(name) reader missed \(r.badLookups) lookups")
@@ -18,20 +18,23 @@ extension BenchRun {
                 "W7", r.counts.allSatisfy { $0 == flagged },
                 "\(name) reader counted \(Set(r.counts).sorted()) flagged items, expected \(flagged)")
         }
-        let (a, b) = results
-        figures.add("W7", "writer_ms", "ms", .lower, trellis: a.writerMS, sqlite: b.writerMS, caveat: t.caveat != nil)
+        let (a, b, c) = results
+        figures.add(
+            "W7", "writer_ms", "ms", .lower, trellis: a.writerMS, sqlite: b.writerMS, lmdb: c.writerMS,
+            caveat: t.caveat != nil)
         for (metric, q) in [("lookup_p50_us", 0.5), ("lookup_p99_us", 0.99), ("lookup_max_us", 1.0)] {
             figures.add(
                 "W7", metric, "µs", .lower, trellis: Measure.quantile(a.lookupMicros, q),
-                sqlite: Measure.quantile(b.lookupMicros, q))
+                sqlite: Measure.quantile(b.lookupMicros, q), lmdb: Measure.quantile(c.lookupMicros, q))
         }
         for (metric, q) in [("count_p50_us", 0.5), ("count_max_us", 1.0)] {
             figures.add(
                 "W7", metric, "µs", .lower, trellis: Measure.quantile(a.countMicros, q),
-                sqlite: Measure.quantile(b.countMicros, q))
+                sqlite: Measure.quantile(b.countMicros, q), lmdb: Measure.quantile(c.countMicros, q))
         }
-        let sums = try both(t, s) { try $0.fetchAll() }
+        let sums = try all(t, s, l) { try $0.fetchAll() }
         checks.close("W7", "sum of score after the write", trellis: sums.trellis.scoreSum, sqlite: sums.sqlite.scoreSum)
+        checks.lmdbClose("W7", "sum of score after the write", sums.lmdb.scoreSum, sqlite: sums.sqlite.scoreSum)
     }
 }
 

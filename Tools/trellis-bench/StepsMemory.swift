@@ -10,23 +10,26 @@ extension BenchRun {
         #else
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         #endif
-        let engines = nextTrellisFirst() ? ["trellis", "sqlite"] : ["sqlite", "trellis"]
+        var engines = nextTrellisFirst() ? ["trellis", "sqlite"] : ["sqlite", "trellis"]
+        engines.insert("lmdb", at: lmdbPlace)
         var results: [String: MemoryChild.Result] = [:]
         for engine in engines {
             results[engine] = try MemoryChild.launch(
                 executable: executable, engine: engine, count: n, directory: directory("w10-\(engine)"))
         }
-        let (a, b) = (results["trellis"]!, results["sqlite"]!)
+        let (a, b, c) = (results["trellis"]!, results["sqlite"]!, results["lmdb"]!)
         checks.same("W10", "items loaded", trellis: a.count, sqlite: b.count)
         checks.same("W10", "sum of n1", trellis: a.n1Sum, sqlite: b.n1Sum)
+        checks.lmdb("W10", "items loaded", c.count, sqlite: b.count)
+        checks.lmdb("W10", "sum of n1", c.n1Sum, sqlite: b.n1Sum)
         checks.equal("W10", "Trellis sum of n1", a.n1Sum, expected: expectedN1Sum)
         let caveat = !TrellisStorage.isPersistent
         figures.add(
             "W10", "peak_bytes_per_object", "bytes", .lower, trellis: a.peakPerObject, sqlite: b.peakPerObject,
-            caveat: caveat)
+            lmdb: c.peakPerObject, caveat: caveat)
         figures.add(
             "W10", "resident_bytes_per_object", "bytes", .lower, trellis: a.residentPerObject,
-            sqlite: b.residentPerObject, caveat: caveat)
+            sqlite: b.residentPerObject, lmdb: c.residentPerObject, caveat: caveat)
     }
 }
 
@@ -43,7 +46,7 @@ enum MemoryChild {
     /// then goes away), `load` opens and reads it and reports. An in-memory store has nothing to build: its `load`
     /// fills it instead.
     static func launch(executable: String, engine: String, count: Int, directory: String) throws -> Result {
-        let persistent = engine == "sqlite" || TrellisStorage.isPersistent
+        let persistent = engine != "trellis" || TrellisStorage.isPersistent
         if persistent { _ = try run(executable, [engine, String(count), directory, "build"]) }
         let fields = try run(executable, [engine, String(count), directory, "load"])
         guard let peak = fields["peak"].flatMap(Double.init), let resident = fields["resident"].flatMap(Double.init),
@@ -79,7 +82,7 @@ enum MemoryChild {
     static func main(_ arguments: [String]) -> Int32 {
         guard arguments.count == 4, let n = Int(arguments[1]), n > 0, ["build", "load"].contains(arguments[3]) else {
             FileHandle.standardError.write(
-                Data("usage: trellis-bench --w10-child trellis|sqlite N DIRECTORY build|load\n".utf8))
+                Data("usage: trellis-bench --w10-child trellis|sqlite|lmdb N DIRECTORY build|load\n".utf8))
             return 64
         }
         let directory = arguments[2]
@@ -93,6 +96,9 @@ enum MemoryChild {
                 persistent = TrellisStorage.isPersistent
             case "sqlite":
                 make = { try SQLiteEngine(directory: directory) }
+                persistent = true
+            case "lmdb":
+                make = { try LMDBEngine(directory: directory) }
                 persistent = true
             default:
                 throw BenchFailure("unknown engine '\(arguments[0])'")

@@ -6,22 +6,24 @@ extension BenchRun {
         let count = 1000
         let t = try TrellisEngine(directory: directory("s1-trellis"), model: model)
         let s = try SQLiteEngine(directory: directory("s1-sqlite"))
-        _ = try both(t, s) { try $0.setDurability(.perCommit) }
-        let add = try timeBoth(t, s) { try $0.insertItems(items[0..<count]) }
-        let update = try timeBoth(t, s) { try $0.incrementScores() }
-        var summaries: (trellis: FetchSummary, sqlite: FetchSummary) = (FetchSummary(), FetchSummary())
-        let read = try timeBoth(t, s) { engine in
-            let summary = try engine.fetchAll()
-            if engine === t { summaries.trellis = summary } else { summaries.sqlite = summary }
-        }
+        let l = try LMDBEngine(directory: directory("s1-lmdb"))
+        _ = try all(t, s, l) { try $0.setDurability(.perCommit) }
+        let add = try timeAll(t, s, l) { try $0.insertItems(items[0..<count]) }
+        let update = try timeAll(t, s, l) { try $0.incrementScores() }
+        let read = try timedAll(t, s, l) { try $0.fetchAll() }
         let caveat = t.caveat != nil
-        figures.add("S1", "add_ms", "ms", .lower, trellis: add.trellis, sqlite: add.sqlite, caveat: caveat)
-        figures.add("S1", "update_ms", "ms", .lower, trellis: update.trellis, sqlite: update.sqlite, caveat: caveat)
-        figures.add("S1", "read_ms", "ms", .lower, trellis: read.trellis, sqlite: read.sqlite)
-        checks.fetches("S1", trellis: summaries.trellis, sqlite: summaries.sqlite, expectedCount: count)
+        figures.add(
+            "S1", "add_ms", "ms", .lower, trellis: add.trellis, sqlite: add.sqlite, lmdb: add.lmdb, caveat: caveat)
+        figures.add(
+            "S1", "update_ms", "ms", .lower, trellis: update.trellis, sqlite: update.sqlite, lmdb: update.lmdb,
+            caveat: caveat)
+        figures.add("S1", "read_ms", "ms", .lower, trellis: read.trellis.1, sqlite: read.sqlite.1, lmdb: read.lmdb.1)
+        checks.fetches("S1", trellis: read.trellis.0, sqlite: read.sqlite.0, expectedCount: count)
+        checks.lmdbFetch("S1", read.lmdb.0, sqlite: read.sqlite.0)
         let expected = items[0..<count].reduce(0.0) { $0 + ($1.score + 1) }
-        checks.near("S1", "Trellis sum of score", summaries.trellis.scoreSum, expected: expected)
+        checks.near("S1", "Trellis sum of score", read.trellis.0.scoreSum, expected: expected)
         try t.close()
         try s.close()
+        try l.close()
     }
 }
