@@ -137,7 +137,7 @@ struct ConditionTyping {
         case .data: return "0x and hexadecimal bytes, or base64 text"
         case .uuid: return "a UUID, bare or in quotes"
         case .url: return "URL text"
-        case .stringArray, .intArray, .stringSet, .stringDictionary:
+        case .stringArray, .intArray, .stringSet, .stringDictionary, .metadataDictionary:
             return "a collection (not comparable in a condition)"
         }
     }
