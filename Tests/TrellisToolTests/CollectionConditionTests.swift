@@ -131,4 +131,31 @@ import Trellis
             #expect(result.stderr.contains("(column \(column))"), "\(condition): \(result.stderr)")
         }
     }
+
+    /// A schema file may add a `[String: MetadataValue]` attribute with a default of every kind (a lightweight
+    /// migration); `export` writes the values back as given and `find` reads their keys.
+    @Test func aSchemaFileAddsTypedMetadataWithADefault() throws {
+        let store = try Self.make()
+        defer { Fixture.cleanUp(store) }
+        let schema = try MigrationFixture.schemaFile(for: store) { entities in
+            var photo = entities[0]
+            var attributes = try #require(photo["attributes"] as? [[String: Any]])
+            attributes.append([
+                "name": "extra", "type": "[String: MetadataValue]", "optional": false,
+                "default": ["a", NSNull(), "b", 1, "c", 1.5, "d", true, "e", "text"],
+            ])
+            photo["attributes"] = attributes
+            entities[0] = photo
+        }
+        let migrated = try Tool.run(["migrate", store.path, "--to", schema.path])
+        #expect(migrated.status == 0, "\(migrated)")
+        let export = try Tool.run(["export", store.path])
+        #expect(export.status == 0, "\(export)")
+        #expect(
+            export.stdout.contains(#""extra":["a",null,"b",1,"c",1.5,"d",true,"e","text"]"#),
+            "\(export.stdout.prefix(2000))")
+        #expect(try names(store, #"extra["b"] == 1 and extra["c"] > 1 and extra["d"] == true"#).count == 6)
+        #expect(try names(store, #"extra["a"] != null and extra["e"] == "text""#).count == 6)
+        #expect(try names(store, #"extra["e"] > 1"#).isEmpty, "a string is not above a number")
+    }
 }
