@@ -21,6 +21,9 @@
 #                  next to the tool (skipped with a note otherwise)
 #   collections    collection attributes (issue 19, format version 8): 7 rounds of `trellis-crashtest tags` (every
 #                  collection type, optional ones, empty and nil collections, element indexes, a compaction), likewise
+#   metadata       typed open metadata (issue 19, format version 9): 7 rounds of `trellis-crashtest metadata` (every
+#                  kind of value, null included, missing keys, empty and nil dictionaries, a pairs index, a
+#                  compaction), likewise
 #   ordered        ordered relationships (issue 19, format version 8): 300 commits of `trellis-crashtest ordered`
 #                  (inserts, moves and removes at positions, place edits, deletes, a compaction halfway), likewise
 # Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
@@ -162,10 +165,12 @@ if [ -x "$crashtest" ]; then
     compare composites
     for round in 1 2 3 4 5 6 7; do "$crashtest" tags --dir "$work/collections" --add "$round" >/dev/null; done
     compare collections
+    for round in 1 2 3 4 5 6 7; do "$crashtest" metadata --dir "$work/metadata" --add "$round" >/dev/null; done
+    compare metadata
     "$crashtest" ordered --dir "$work/ordered" --add 300 >/dev/null
     compare ordered
 else
-    echo "check-pyreader: composites, collections, ordered: skipped (no trellis-crashtest at $crashtest)"
+    echo "check-pyreader: composites, collections, metadata, ordered: skipped (no trellis-crashtest at $crashtest)"
 fi
 
 if [ "$failed" != 0 ]; then

@@ -159,7 +159,7 @@ import Testing
             (#"title == "\q""#, "unknown escape '\\q'", 11),
             ("stars in [1, 2", "expected ',' or ']' in the list, found the end of the condition", 15),
             ("stars in 1", "expected '[' to start the list after 'in', found the value 1", 10),
-            ("stars", "expected a comparison (==, !=, <, <=, >, >=, in, not in) after 'stars'", 6),
+            ("stars", "expected a comparison (==, !=, <, <=, >, >=, in, not in, contains, isEmpty) after 'stars'", 6),
             ("== 3", "expected a comparison such as title == \"Buy milk\"", 1),
             ("stars == 12x", "unexpected 'x' in the number 12", 12),
             ("blob == 0xabc", "0x bytes take two hexadecimal digits per byte; this has 3", 9),

@@ -15,6 +15,7 @@ import TrellisReplication
 ///     trellis-crashtest dump --dir PATH
 ///     trellis-crashtest profiles --dir PATH --add ROUND
 ///     trellis-crashtest tags --dir PATH --add ROUND
+///     trellis-crashtest metadata --dir PATH --add ROUND
 ///     trellis-crashtest history-child --dir PATH --commits ROUNDS
 ///     trellis-crashtest follow --dir PATH --commits UNTIL
 ///     trellis-crashtest ordered --dir PATH [--add COMMITS]
@@ -40,7 +41,7 @@ import TrellisReplication
 /// `TRELLIS_CRASH_AT=after-migration-segment` or `after-migration-manifest` it dies inside the migration's commit.
 /// `dump` opens any store read-only with the schema it holds and prints `ContactsFixture.dump`, one line each.
 /// `profiles` runs one round of the composite attributes' round trip (`ProfilesCommand`); `tags` one of the
-/// collection attributes' (`TagsCommand`).
+/// collection attributes' (`TagsCommand`); `metadata` one of typed open metadata's (`MetadataCommand`).
 /// `history-child` makes ROUNDS rounds of note commits with compactions in a store that keeps its history
 /// (`HistoryChildCommand`).
 /// `mixtape` opens a store of ordered playlists with the next models (a migration), prints, edits and prints them
@@ -63,6 +64,7 @@ struct CrashTestCommand {
         case dump
         case profiles
         case tags
+        case metadata
         case historyChild = "history-child"
         case follow
         case ordered
@@ -101,6 +103,7 @@ struct CrashTestCommand {
         + "       trellis-crashtest dump --dir PATH\n"
         + "       trellis-crashtest profiles --dir PATH --add ROUND\n"
         + "       trellis-crashtest tags --dir PATH --add ROUND\n"
+        + "       trellis-crashtest metadata --dir PATH --add ROUND\n"
         + "       trellis-crashtest history-child --dir PATH --commits ROUNDS\n"
         + "       trellis-crashtest follow --dir PATH --commits UNTIL\n"
         + "       trellis-crashtest ordered --dir PATH [--add COMMITS]\n"
@@ -156,6 +159,7 @@ struct CrashTestCommand {
         case .dump: try dump()
         case .profiles: try ProfilesCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .tags: try TagsCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
+        case .metadata: try MetadataCommand.run(directory: directory, round: Int(add ?? "0") ?? 0)
         case .historyChild: try HistoryChildCommand.run(directory: directory, rounds: commits)
         case .follow: try FollowerCommand.run(directory: directory, until: UInt64(commits))
         case .ordered: try OrderedCommand.run(directory: directory, commits: Int(add ?? "0") ?? 0)

@@ -28,7 +28,7 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -39,8 +39,11 @@ T_CHANGE_SET, T_ROWS, T_FOOTER, T_COLUMNS, T_INDEX_ORDER, T_MIGRATION = 1, 2, 3,
 # § The schema in every header: AttributeType and DeleteRule raw values.
 TYPE_NAMES = {1: "Bool", 2: "Int", 3: "Int8", 4: "Int16", 5: "Int32", 6: "Int64", 7: "Double", 8: "Float",
               9: "String", 10: "Date", 11: "Data", 12: "UUID", 13: "URL", 14: "Decimal",
-              15: "[String]", 16: "[Int]", 17: "Set<String>", 18: "[String: String]"}  # 15-18: version 8
-COLLECTION_TYPES = {15: "string", 16: "int", 17: "string", 18: "string"}
+              15: "[String]", 16: "[Int]", 17: "Set<String>", 18: "[String: String]",  # 15-18: version 8
+              19: "[String: MetadataValue]"}  # version 9
+# The element type of a collection; a metadata dictionary's values are any scalar of METADATA_TAGS.
+COLLECTION_TYPES = {15: "string", 16: "int", 17: "string", 18: "string", 19: "metadata"}
+METADATA_TAGS = ("null", "bool", "int", "double", "string")
 INT_TYPES = {2, 3, 4, 5, 6}
 DOUBLE_TYPES = {7, 8}
 DELETE_RULES = {1: "nullify", 2: "cascade", 3: "deny", 4: "noAction"}
@@ -219,21 +222,17 @@ def read_value(r):
     if tag == 11:
         return ("decimal", "NaN")
     if tag == 12:
-        # Version 8: a collection's elements, all ints (tag 3) or all strings (tag 5).
+        # Version 8: a collection's elements, scalars (tags 0-5); the attribute's type says which kinds it holds
+        # (collection_fits): all ints or all strings, or for a version-9 metadata dictionary any of them.
         n = r.varint()
-        if n > r.left() // 2:
+        if n > r.left():
             raise Bad(f"count {n} exceeds the input")
         elements = []
         for _ in range(n):
-            t = r.u8()
-            if t == 3:
-                elements.append(("int", r.signed()))
-            elif t == 5:
-                elements.append(("string", r.string()))
-            else:
-                raise Bad(f"value tag {t} in a list (only ints and strings)")
-            if elements[0][0] != elements[-1][0]:
-                raise Bad("a list mixing ints and strings")
+            t = r.b[r.pos] if r.pos < r.end else None
+            if t not in (0, 1, 2, 3, 4, 5):
+                raise Bad(f"value tag {t} in a list (only null, Booleans, numbers and strings)")
+            elements.append(read_value(r))
         return ("list", tuple(elements))
     raise Bad(f"unknown value tag {tag} at byte {r.pos - 1}")
 
@@ -269,6 +268,14 @@ def collection_fits(type_raw, value):
     """A stored collection: elements of the attribute's element type; a set's ascending (Swift's String order) and
     distinct."""
     elements = value[1]
+    if type_raw == 19:
+        # Version 9: each key (a string), ascending and distinct, followed by its value, a scalar of any kind.
+        keys = elements[0::2]
+        if len(elements) % 2 or any(k[0] != "string" for k in keys) \
+                or any(v[0] not in METADATA_TAGS for v in elements[1::2]):
+            return False
+        keys = [string_key(k[1]) for k in keys]
+        return all(a < b for a, b in zip(keys, keys[1:]))
     if any(e[0] != COLLECTION_TYPES[type_raw] for e in elements):
         return False
     if type_raw == 17:
@@ -556,7 +563,7 @@ def read_header(data, magic, name):
     h = Header()
     h.version, h.flags, h.length = r.u16(), r.u16(), r.u32()
     if h.version not in READABLE_VERSIONS:
-        raise bad(f"format version {h.version}; this reader reads versions 1 to 8")
+        raise bad(f"format version {h.version}; this reader reads versions 1 to 9")
     if h.length < 64 or h.length > MAX_HEADER or h.length > len(data):
         raise bad(f"header length {h.length}")
     h.id, h.sequence, h.salt, h.stored_fingerprint = r.u64(), r.u64(), r.u64(), r.u64()

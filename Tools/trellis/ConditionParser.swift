@@ -11,6 +11,12 @@ indirect enum ConditionSyntax: Equatable {
     case compare(ConditionName, Comparison, ConditionLiteral)
     /// `name in [v, …]`; `name not in […]` is `.not(.among(…))`.
     case among(ConditionName, [ConditionLiteral])
+    /// `tags contains "beach"`: a collection attribute holds the element.
+    case contains(ConditionName, ConditionLiteral)
+    /// `tags isEmpty` (or `tags.isEmpty`): a collection attribute holds no element.
+    case isEmpty(ConditionName)
+    /// `metadata["color"] == "red"`: a dictionary attribute's value for a key (the literal's string), compared.
+    case key(ConditionName, ConditionLiteral, Comparison, ConditionLiteral)
     case and([ConditionSyntax])
     case or([ConditionSyntax])
     case not(ConditionSyntax)
@@ -66,8 +72,13 @@ struct ConditionError: Error, Equatable {
 /// and        := unary (("&&" | "and") unary)*
 /// unary      := ("!" | "not") unary | "(" condition ")" | comparison
 /// comparison := NAME ("==" | "!=" | "<" | "<=" | ">" | ">=") value | NAME ["not"] "in" "[" [value ("," value)*] "]"
+///             | NAME "contains" value | NAME "isEmpty" | NAME ".isEmpty"
+///             | NAME "[" "text" "]" ("==" | "!=" | "<" | "<=" | ">" | ">=") value
 /// value      := "text" | 'text' | 42 | -2.5 | 1e3 | true | false | null | nil | UUID | 0xHEX
 /// ```
+///
+/// `contains` and `isEmpty` test a collection attribute (`[String]`, `[Int]`, `Set<String>`); `NAME["key"]` reads a
+/// dictionary attribute's key (`[String: String]`, `[String: MetadataValue]`), null when the key is missing.
 ///
 /// Strings take the escapes `\"`, `\'`, `\\`, `\n`, `\r`, `\t`, `\0` and `\u{…}`; a name is letters, digits and
 /// `_` (not starting with a digit), with dots between the steps of a to-one path. `and`, `or`, `not`, `in`, `true`,
@@ -162,12 +173,36 @@ struct ConditionParser {
             throw error(
                 "expected a comparison such as title == \"Buy milk\", a '(' or 'not', found \(describe(current))")
         }
+        // `tags.isEmpty`, Swift's spelling, is the name `tags` and the test.
+        if text.hasSuffix(".isEmpty"), text.count > ".isEmpty".count {
+            let name = ConditionName(text: String(text.dropLast(".isEmpty".count)), column: current.column)
+            advance()
+            return .isEmpty(name)
+        }
         let name = ConditionName(text: text, column: current.column)
         advance()
         return try comparison(name)
     }
 
     private mutating func comparison(_ name: ConditionName) throws(ConditionError) -> ConditionSyntax {
+        if accept(["["]) {
+            let key = current
+            guard case .literal(.string) = key.token else {
+                throw error("expected a key in quotes after '\(name.text)[', found \(describe(current))")
+            }
+            let literal = try literal(after: "'['")
+            guard accept(["]"]) else { throw error("expected ']' after the key, found \(describe(current))") }
+            guard case .symbol(let s) = current.token, let op = ConditionSyntax.Comparison(rawValue: s) else {
+                throw error(
+                    "expected a comparison (==, !=, <, <=, >, >=) after '\(name.text)[\(key.text)]', found "
+                        + describe(current))
+            }
+            let opToken = current
+            advance()
+            return .key(name, literal, op, try self.literal(after: "'\(opToken.text)'"))
+        }
+        if accept([], ["contains"]) { return .contains(name, try literal(after: "'contains'")) }
+        if accept([], ["isEmpty"]) { return .isEmpty(name) }
         if case .symbol(let s) = current.token, let op = ConditionSyntax.Comparison(rawValue: s) {
             let opToken = current
             advance()
@@ -180,7 +215,8 @@ struct ConditionParser {
             return .not(.among(name, try list()))
         }
         throw error(
-            "expected a comparison (==, !=, <, <=, >, >=, in, not in) after '\(name.text)', found \(describe(current))")
+            "expected a comparison (==, !=, <, <=, >, >=, in, not in, contains, isEmpty) after '\(name.text)', found "
+                + describe(current))
     }
 
     private mutating func literal(after what: String) throws(ConditionError) -> ConditionLiteral {

@@ -35,6 +35,45 @@ struct ConditionTyping {
                 try literals.map { literal throws(ConditionError) in
                     try value(literal, for: attribute, name)
                 })
+        case .contains(let name, let literal):
+            let attribute = try self.attribute(name)
+            guard let element = attribute.type.elementType else {
+                throw ConditionError(
+                    message: "'\(name.text)' is \(attribute.type), not a collection: 'contains' tests [String], [Int] "
+                        + "or Set<String>", column: name.column)
+            }
+            if case .null = literal.kind {
+                throw ConditionError(message: "a collection holds no null elements", column: literal.column)
+            }
+            return .contains(name.text, try value(literal, for: AttributeDescription(name.text, element), name))
+        case .isEmpty(let name):
+            let attribute = try self.attribute(name)
+            guard attribute.type.isCollection else {
+                throw ConditionError(
+                    message: "'\(name.text)' is \(attribute.type), not a collection: 'isEmpty' tests [String], [Int], "
+                        + "Set<String> or a dictionary", column: name.column)
+            }
+            return .isEmpty(name.text)
+        case .key(let name, let keyLiteral, let op, let literal):
+            let attribute = try self.attribute(name)
+            guard attribute.type.isDictionary, case .string(let key) = keyLiteral.kind else {
+                throw ConditionError(
+                    message: "'\(name.text)' is \(attribute.type), not a dictionary: '[\"key\"]' reads "
+                        + "[String: String] or [String: MetadataValue]", column: name.column)
+            }
+            let value = try metadataValue(literal, for: attribute, name)
+            switch (op, value) {
+            // A missing key is null, as nil in Swift: `== null` is a missing key, `!= null` a present one.
+            case (.equal, nil): return .not(.entry(name.text, key: key, .null))
+            case (.notEqual, nil): return .entry(name.text, key: key, .null)
+            case (_, nil):
+                throw ConditionError(
+                    message: "'\(op.rawValue)' with null matches nothing; test for a key with != null or == null",
+                    column: literal.column)
+            case (_, let v?):
+                let test = DynamicQuery.KeyTest(rawValue: op.rawValue)!
+                return .keyValue(name.text, key: key, test, v)
+            }
         case .and(let parts): return .and(try parts.map { part throws(ConditionError) in try condition(part) })
         case .or(let parts): return .or(try parts.map { part throws(ConditionError) in try condition(part) })
         case .not(let inner): return .not(try condition(inner))
@@ -89,6 +128,30 @@ struct ConditionTyping {
 
     private static func list(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
 
+    /// `literal` as a dictionary's value (a string, or for `[String: MetadataValue]` also a number or Boolean); nil
+    /// for `null`, which a condition reads as a missing key.
+    func metadataValue(
+        _ literal: ConditionLiteral, for attribute: AttributeDescription, _ name: ConditionName
+    ) throws(ConditionError) -> MetadataValue? {
+        let typed = attribute.type == .metadataDictionary
+        func fail() -> ConditionError {
+            ConditionError(
+                message: "'\(name.text)' is \(attribute.type); its values are "
+                    + (typed ? "text in quotes, numbers, true or false" : "text in quotes")
+                    + ", not \(literal.text)", column: literal.column)
+        }
+        switch literal.kind {
+        case .null: return nil
+        case .string(let s): return .string(s)
+        case .bool(let b) where typed: return .bool(b)
+        case .number(let text, let whole) where typed:
+            if whole, let n = Int64(text) { return .int(n) }
+            guard let d = Double(text) else { throw fail() }
+            return .double(d)
+        default: throw fail()
+        }
+    }
+
     /// `literal` as a value of `attribute`'s type, or why it is not one.
     func value(
         _ literal: ConditionLiteral, for attribute: AttributeDescription, _ name: ConditionName
@@ -137,7 +200,7 @@ struct ConditionTyping {
         case .data: return "0x and hexadecimal bytes, or base64 text"
         case .uuid: return "a UUID, bare or in quotes"
         case .url: return "URL text"
-        case .stringArray, .intArray, .stringSet, .stringDictionary:
+        case .stringArray, .intArray, .stringSet, .stringDictionary, .metadataDictionary:
             return "a collection (not comparable in a condition)"
         }
     }

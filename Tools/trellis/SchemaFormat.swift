@@ -268,6 +268,30 @@ enum SchemaInput {
                 let value = type.normalized(.list(strings.map(Value.string)))
             else { throw wrong("an array of each key, ascending, followed by its value") }
             return value
+        case .metadataDictionary:
+            // Each key, ascending, followed by its value: null, true/false, a number or a string.
+            let expected = "an array of each key, ascending, followed by its value (null, a Boolean, number or string)"
+            guard let items = json as? [Any], items.count % 2 == 0 else { throw wrong(expected) }
+            var elements: [Value] = []
+            for (i, item) in items.enumerated() {
+                if i % 2 == 0 {
+                    guard let key = item as? String else { throw wrong(expected) }
+                    elements.append(.string(key))
+                } else if item is NSNull {
+                    elements.append(.null)
+                } else if let b = boolean(item) {
+                    elements.append(.bool(b))
+                } else if let s = item as? String {
+                    elements.append(.string(s))
+                } else if let n = item as? NSNumber {
+                    let type = String(cString: n.objCType)
+                    elements.append(type == "d" || type == "f" ? .double(n.doubleValue) : .int(n.int64Value))
+                } else {
+                    throw wrong(expected)
+                }
+            }
+            guard let value = type.normalized(.list(elements)) else { throw wrong(expected) }
+            return value
         case .intArray:
             guard let items = json as? [Any] else { throw wrong("an array of whole numbers") }
             return .list(

@@ -25,6 +25,9 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
     /// `[String: String]`: open metadata, stored as its keys (ascending, distinct) each followed by its value
     /// (format version 8).
     case stringDictionary = 18
+    /// `[String: MetadataValue]`: open metadata with typed values (null, bool, int, double or string), stored as its
+    /// keys (ascending, distinct) each followed by its value (format version 9).
+    case metadataDictionary = 19
 
     /// The Swift type's name (`"Int64"`, `"Date"`…).
     public var description: String {
@@ -47,6 +50,7 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
         case .intArray: return "[Int]"
         case .stringSet: return "Set<String>"
         case .stringDictionary: return "[String: String]"
+        case .metadataDictionary: return "[String: MetadataValue]"
         }
     }
 
@@ -61,7 +65,11 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
 
     /// Whether values of this type are collections (`.list` values), which `isEmpty` queries; an index on one holds
     /// its elements (its key–value pairs, for a dictionary).
-    public var isCollection: Bool { elementType != nil || self == .stringDictionary }
+    public var isCollection: Bool { elementType != nil || isDictionary }
+
+    /// Whether values of this type are dictionaries keyed by strings (`[String: String]`, `[String: MetadataValue]`),
+    /// whose keys predicates read and whose index holds key–value pairs.
+    public var isDictionary: Bool { self == .stringDictionary || self == .metadataDictionary }
 
     /// Whether `value` (not null) is a valid value of this type, after `normalized(_:)`.
     func accepts(_ value: Value) -> Bool {
@@ -84,6 +92,17 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
             guard elements.count % 2 == 0, elements.allSatisfy({ $0.stringValue != nil }) else { return false }
             let keys = stride(from: 0, to: elements.count, by: 2).map { elements[$0] }
             return zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        case (.metadataDictionary, .list(let elements)):
+            // Key, value, key, value…: string keys, ascending and distinct; each value a scalar a `MetadataValue`
+            // holds (null included).
+            guard elements.count % 2 == 0 else { return false }
+            var previous: String?
+            for i in stride(from: 0, to: elements.count, by: 2) {
+                guard case .string(let key) = elements[i], MetadataValue(elements[i + 1]) != nil else { return false }
+                if let previous, !(previous < key) { return false }
+                previous = key
+            }
+            return true
         default: return false
         }
     }

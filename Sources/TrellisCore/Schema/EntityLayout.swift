@@ -113,7 +113,7 @@
             indexes.append(
                 IndexLayout(
                     columns: columns, isUnique: index.isUnique, isElements: !collections.isEmpty,
-                    isPairs: collections.contains { entity.attributes[$0].type == .stringDictionary }))
+                    isPairs: collections.contains { entity.attributes[$0].type.isDictionary }))
         }
         self.relationships = relationships
         self.indexes = indexes

@@ -17,7 +17,7 @@ import TrellisCore
             case .date: self = .date
             case .string: self = .string
             case .data, .uuid, .url, .decimal: self = .other
-            case .stringArray, .intArray, .stringSet, .stringDictionary: self = .list
+            case .stringArray, .intArray, .stringSet, .stringDictionary, .metadataDictionary: self = .list
             }
         }
     }

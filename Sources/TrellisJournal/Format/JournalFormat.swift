@@ -1,7 +1,7 @@
 import TrellisCore
 import TrellisGraph
 
-/// Constants of the on-disk format, version 8 (`journal-format.md` at the repository root explains each choice).
+/// Constants of the on-disk format, version 9 (`journal-format.md` at the repository root explains each choice).
 package enum JournalFormat {
     /// The version this build writes. Versions 2 and 3 changed only the checkpoint: columnar chunks (record type 4),
     /// then stored index order (record type 5); version 4 added migration records; version 5 changed only the
@@ -9,12 +9,13 @@ package enum JournalFormat {
     /// to every frame header (40 bytes instead of 32), which lets point-in-time recovery tell an unacknowledged hole;
     /// version 7 ends every change-set record with the commit's author and adds the `HISTORY` file (retention);
     /// version 8 adds collection attributes (types 15 to 17) and their value tag (12), and ordered to-many
-    /// relationships (a schema byte, the `place` edit, list-ordered checkpoint links).
-    static let version: UInt16 = 8
+    /// relationships (a schema byte, the `place` edit, list-ordered checkpoint links); version 9 adds metadata
+    /// attributes (type 19, `[String: MetadataValue]`), whose lists mix null, Booleans, numbers and strings.
+    static let version: UInt16 = 9
     /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
     /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte
     /// for byte what version 3 writes.
-    static let readableVersions: ClosedRange<UInt16> = 1...8
+    static let readableVersions: ClosedRange<UInt16> = 1...9
     /// What a refusal of another version says this build reads.
     static var readableDescription: String {
         "this build reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)"

@@ -26,7 +26,8 @@ enum ValueTag: UInt8 {
     /// Varint length + the decimal in plain text ("-12.5"), which `Decimal(string:)` reads back exactly.
     case decimal = 10
     case decimalNaN = 11
-    /// Format version 8: varint count, then each element as a tagged value, all ints (tag 3) or all strings (tag 5).
+    /// Format version 8: varint count, then each element as a tagged value, all ints (tag 3) or all strings (tag 5);
+    /// version 9 lets a metadata list (attribute type 19) mix null, Booleans, ints, doubles and strings (tags 0–5).
     case list = 12
 }
 
@@ -93,19 +94,22 @@ extension ByteReader {
             return .decimal(d)
         case ValueTag.decimalNaN.rawValue: return .decimal(.nan)
         case ValueTag.list.rawValue:
-            // Each element takes at least two bytes (tag and length or varint), so the count is bounded by the input.
-            let n = try count(minimumBytes: 2)
+            // Each element takes at least its tag byte, so the count is bounded by the input.
+            let n = try count(minimumBytes: 1)
             var elements: [Value] = []
             elements.reserveCapacity(n)
+            // Elements are scalars: null, Booleans, ints, doubles or strings (a metadata list mixes them; a list's
+            // attribute type says which it may hold, and the readers of records and checkpoints check that).
             for _ in 0..<n {
                 let tag = try u8()
                 switch tag {
+                case ValueTag.null.rawValue: elements.append(.null)
+                case ValueTag.boolFalse.rawValue: elements.append(.bool(false))
+                case ValueTag.boolTrue.rawValue: elements.append(.bool(true))
                 case ValueTag.int.rawValue: elements.append(.int(try signed()))
+                case ValueTag.double.rawValue: elements.append(.double(Double(bitPattern: try u64())))
                 case ValueTag.string.rawValue: elements.append(.string(try string()))
-                default: throw failure("value tag \(tag) in a list (only ints and strings)")
-                }
-                if elements.count > 1, elements[0].typeRank != elements[elements.count - 1].typeRank {
-                    throw failure("a list mixing ints and strings")
+                default: throw failure("value tag \(tag) in a list (only null, Booleans, numbers and strings)")
                 }
             }
             return .list(elements)

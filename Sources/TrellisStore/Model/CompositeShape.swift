@@ -149,6 +149,7 @@ final class CompositeShape: Sendable {
         case .decimal: return .decimal(Decimal(n))
         case .stringArray, .stringSet: return .list(alternate ? [.string("b")] : [])
         case .stringDictionary: return .list(alternate ? [.string("b"), .string("b")] : [])
+        case .metadataDictionary: return .list(alternate ? [.string("b"), .null] : [])
         case .intArray: return .list(alternate ? [.int(1)] : [])
         }
     }

@@ -263,29 +263,64 @@ extension Set: PersistentValue where Element == String {
     }
 }
 
-/// Open metadata (`@Attribute var metadata: [String: String] = [:]`): stored as its keys in ascending order, each
-/// followed by its value. Predicates read one key (`$0.metadata["color"] == "red"`); an index on it holds each
-/// key–value pair, so equality on a key's value and the presence of a key are answered from it.
-extension Dictionary: PersistentValue where Key == String, Value == String {
+/// A type whose values can be the values of a dictionary attribute keyed by strings: `String` (`[String: String]`)
+/// and `MetadataValue` (`[String: MetadataValue]`).
+public protocol PersistentDictionaryValue: Sendable, Hashable {
+    /// The attribute type of a dictionary from strings to this type.
+    static var dictionaryAttributeType: AttributeType { get }
+    /// The value as the store holds it after its key.
+    var dictionaryElement: TrellisCore.Value { get }
+    /// Rebuilds a value from what the store holds after a key; nil when it is not of this type.
+    init?(dictionaryElement: TrellisCore.Value)
+}
+
+extension String: PersistentDictionaryValue {
     /// `AttributeType.stringDictionary`.
-    public static var attributeType: AttributeType { .stringDictionary }
+    public static var dictionaryAttributeType: AttributeType { .stringDictionary }
+    /// `Value.string(self)`.
+    public var dictionaryElement: TrellisCore.Value { .string(self) }
+    /// The string of a `.string`; nil for any other case.
+    public init?(dictionaryElement value: TrellisCore.Value) {
+        guard case .string(let s) = value else { return nil }
+        self = s
+    }
+}
+
+extension MetadataValue: PersistentDictionaryValue {
+    /// `AttributeType.metadataDictionary`.
+    public static var dictionaryAttributeType: AttributeType { .metadataDictionary }
+    /// The `Value` of the same case (`.null` for `.null`).
+    public var dictionaryElement: TrellisCore.Value { value }
+    /// The metadata value of a null, Boolean, number or string; nil for any other case.
+    public init?(dictionaryElement value: TrellisCore.Value) { self.init(value) }
+}
+
+/// Open metadata (`@Attribute var metadata: [String: String] = [:]`, or `[String: MetadataValue]` for typed values):
+/// stored as its keys in ascending order, each followed by its value. Predicates read one key
+/// (`$0.metadata["color"] == "red"`, `$0.info["rating", default: .null] > 3`); an index on it holds each key–value
+/// pair, so a key's value (equal, or in a range of one kind) and the presence of a key are answered from it.
+extension Dictionary: PersistentValue where Key == String, Value: PersistentDictionaryValue {
+    /// `AttributeType.stringDictionary` or `.metadataDictionary`, by the value type.
+    public static var attributeType: AttributeType { Value.dictionaryAttributeType }
     /// `Value.list` of each key, ascending, then its value.
     public var persistentValue: TrellisCore.Value {
         var elements: [TrellisCore.Value] = []
         elements.reserveCapacity(count * 2)
         for key in keys.sorted() {
             elements.append(.string(key))
-            elements.append(.string(self[key]!))
+            elements.append(self[key]!.dictionaryElement)
         }
         return .list(elements)
     }
-    /// The pairs of a `.list` value of keys and values; nil for another case, an odd count or a non-string.
+    /// The pairs of a `.list` value of keys and values; nil for another case, an odd count or a value of another type.
     public init?(persistentValue value: TrellisCore.Value) {
         guard case .list(let elements) = value, elements.count % 2 == 0 else { return nil }
-        var out: [String: String] = [:]
+        var out: [String: Value] = [:]
         out.reserveCapacity(elements.count / 2)
         for i in stride(from: 0, to: elements.count, by: 2) {
-            guard case .string(let key) = elements[i], case .string(let v) = elements[i + 1] else { return nil }
+            guard case .string(let key) = elements[i], let v = Value(dictionaryElement: elements[i + 1]) else {
+                return nil
+            }
             out[key] = v
         }
         self = out

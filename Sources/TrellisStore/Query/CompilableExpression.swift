@@ -36,9 +36,9 @@ extension Set: ScalarCollection where Element == String {
     static var isEmptyKeyPath: AnyKeyPath { \Set<String>.isEmpty }
 }
 
-extension Dictionary: ScalarCollection where Key == String, Value == String {
+extension Dictionary: ScalarCollection where Key == String, Value: PersistentDictionaryValue {
     static var countKeyPath: AnyKeyPath? { nil }
-    static var isEmptyKeyPath: AnyKeyPath { \[String: String].isEmpty }
+    static var isEmptyKeyPath: AnyKeyPath { \[Key: Value].isEmpty }
 }
 
 extension PredicateExpressions.Variable: CompilableExpression {
@@ -222,11 +222,25 @@ extension PredicateExpressions.UnaryMinus: CompilableExpression {
 }
 
 extension PredicateExpressions.DictionaryKeySubscript: CompilableExpression {
-    /// `$0.metadata["color"]` on a `[String: String]` attribute: the key's value, or null.
+    /// `$0.metadata["color"]` on a `[String: String]` or `[String: MetadataValue]` attribute: the key's value, or
+    /// null for a missing key (a key holding `MetadataValue.null` reads as `QueryExpression.metadataNull`).
     func compile(_ c: PredicateCompiler) -> QueryExpression {
         let dictionary = c.compile(wrapped)
-        guard dictionary.path?.attribute != nil, Wrapped.Output.self == [String: String].self else { return .opaque }
+        guard dictionary.path?.attribute != nil,
+            Wrapped.Output.self == [String: String].self || Wrapped.Output.self == [String: MetadataValue].self
+        else { return .opaque }
         return .keyValue(dictionary, c.compile(key))
+    }
+}
+
+extension PredicateExpressions.DictionaryKeyDefaultValueSubscript: CompilableExpression {
+    /// `$0.info["rating", default: .null]`: the key's value, or the default for a missing key.
+    func compile(_ c: PredicateCompiler) -> QueryExpression {
+        let dictionary = c.compile(wrapped)
+        guard dictionary.path?.attribute != nil,
+            Wrapped.Output.self == [String: String].self || Wrapped.Output.self == [String: MetadataValue].self
+        else { return .opaque }
+        return .coalesce(.keyValue(dictionary, c.compile(key)), c.compile(self.default))
     }
 }
 

@@ -38,12 +38,32 @@ public struct DynamicQuery: Sendable, Equatable {
         /// The `[String: String]` attribute holds `key` with this value (`$0.metadata["color"] == "red"`), or with
         /// any value for `.null` (`$0.metadata["color"] != nil`).
         case entry(String, key: String, Value)
+        /// The dictionary attribute's value for `key` (`[String: String]` or `[String: MetadataValue]`) passes the test
+        /// against `value`, as `$0.info["rating"] > 3` would read in Swift with the missing key as nil: a missing key
+        /// passes only `.notEqual`, and an ordering holds only between values of one kind (`MetadataValue`'s order).
+        case keyValue(String, key: String, KeyTest, MetadataValue)
         /// Every condition holds.
         case and([Condition])
         /// At least one condition holds.
         case or([Condition])
         /// The condition does not hold.
         case not(Condition)
+    }
+
+    /// How `Condition.keyValue` tests a dictionary key's value.
+    public enum KeyTest: String, Sendable, Equatable, CaseIterable {
+        /// `==`
+        case equal = "=="
+        /// `!=`
+        case notEqual = "!="
+        /// `<`
+        case less = "<"
+        /// `<=`
+        case lessOrEqual = "<="
+        /// `>`
+        case greater = ">"
+        /// `>=`
+        case greaterOrEqual = ">="
     }
 
     /// One sort key: an attribute name (or to-one path) and a direction. Ties are broken by `ObjectID`.
@@ -211,15 +231,40 @@ extension DynamicQuery {
             var target = entity
             for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
             let type = schema.layouts[Int(target)].attributes[a].type
-            guard type == .stringDictionary else {
-                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not [String: String]")
+            guard type.isDictionary else {
+                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not a dictionary")
             }
             let read = QueryExpression.keyValue(lhs, .constant(.string(key)))
             switch v {
             case .null: return .compare(.notEqual, read, .constant(.null))
             case .string: return .compare(.equal, read, .constant(v))
-            default: throw TrellisError(.typeMismatch, "'\(n)' holds strings; \(v) does not fit")
+            case .bool, .int, .double:
+                guard type == .metadataDictionary else {
+                    throw TrellisError(.typeMismatch, "'\(n)' holds \(type) values; \(v) does not fit")
+                }
+                return .compare(.equal, read, .constant(v))
+            default: throw TrellisError(.typeMismatch, "'\(n)' holds \(type) values; \(v) does not fit")
             }
+        case .keyValue(let n, let key, let test, let v):
+            let (lhs, _) = try attribute(n, .null)
+            guard case .attribute(_, let hops, let a) = lhs else { return .opaque }
+            var target = entity
+            for hop in hops { target = schema.layouts[Int(target)].relationships[hop].target }
+            let type = schema.layouts[Int(target)].attributes[a].type
+            guard type.isDictionary else {
+                throw TrellisError(.typeMismatch, "'\(n)' is \(type), not a dictionary")
+            }
+            let constant: Value = v.isNull ? QueryExpression.metadataNull : v.value
+            let op: ComparisonOperator
+            switch test {
+            case .equal: op = .equal
+            case .notEqual: op = .notEqual
+            case .less: op = .less
+            case .lessOrEqual: op = .lessOrEqual
+            case .greater: op = .greater
+            case .greaterOrEqual: op = .greaterOrEqual
+            }
+            return .compare(op, .keyValue(lhs, .constant(.string(key))), .constant(constant))
         case .isEmpty(let n):
             let (lhs, _) = try attribute(n, .null)
             return .compare(.equal, .count(lhs), .constant(.int(0)))

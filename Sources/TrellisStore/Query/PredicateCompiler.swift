@@ -84,6 +84,8 @@ final class PredicateCompiler {
     /// A captured value: a persistent value, an enum whose raw value is one (as its raw value), an object ID, or a
     /// sequence of them (for `IN`).
     static func constant(_ value: Any) -> QueryExpression {
+        // A metadata value as a key's value reads (`.null` as the marker a present null key reads as).
+        if let m = value as? MetadataValue { return .constant(m.isNull ? QueryExpression.metadataNull : m.value) }
         if let v = value as? any PersistentValue { return .constant(v.persistentValue) }
         if let id = value as? ObjectID { return .constant(QueryExpression.reference(id)) }
         if let id = value as? ObjectID? { return .constant(QueryExpression.reference(id)) }

@@ -76,7 +76,9 @@ struct QueryEvaluator {
             while low < high {
                 let middle = (low + high) / 2
                 guard case .string(let k) = pairs[2 * middle] else { return .null }
-                if k == key { return pairs[2 * middle + 1] }
+                if k == key {
+                    return pairs[2 * middle + 1].isNull ? QueryExpression.metadataNull : pairs[2 * middle + 1]
+                }
                 if k < key { low = middle + 1 } else { high = middle }
             }
             return .null
@@ -99,7 +101,8 @@ struct QueryEvaluator {
         default: break
         }
         // Swift compares only non-optional values; a null here came through optional chaining and matches nothing.
-        guard !a.isNull, !b.isNull else { return false }
+        // Values of different kinds (a metadata string against a number) are unordered, as `MetadataValue` says.
+        guard !a.isNull, !b.isNull, a.typeRank == b.typeRank, a != QueryExpression.metadataNull else { return false }
         let c = Value.compare(a, b)
         switch op {
         case .less: return c < 0

@@ -39,8 +39,9 @@ indirect enum QueryExpression {
     /// Whether a collection attribute's value (the first) holds an element (the second): `$0.tags.contains("x")`.
     /// Null when the collection is null.
     case elementContains(QueryExpression, QueryExpression)
-    /// The value a `[String: String]` attribute (the first) holds for a key (the second): `$0.metadata["color"]`.
-    /// Null when the dictionary is null or has no such key.
+    /// The value a `[String: String]` or `[String: MetadataValue]` attribute (the first) holds for a key (the
+    /// second): `$0.metadata["color"]`. Null when the dictionary is null or has no such key; a key holding
+    /// `MetadataValue.null` reads as `metadataNull`.
     case keyValue(QueryExpression, QueryExpression)
     /// Whether some (or every) target of a to-many relationship passes a test that reads it from `slot`.
     case quantified(all: Bool, QueryExpression, slot: Int, QueryExpression)
@@ -157,6 +158,10 @@ indirect enum QueryExpression {
         default: return nil
         }
     }
+
+    /// What a metadata key holding `MetadataValue.null` reads as, so that it differs from a missing key (null): a
+    /// list of one null, which no attribute holds. Ordered against nothing (a different kind from every scalar).
+    static let metadataNull: Value = .list([.null])
 
     /// An object reference as a value: entity and serial packed into one integer (only compared for equality).
     static func reference(_ id: ObjectID?) -> Value {

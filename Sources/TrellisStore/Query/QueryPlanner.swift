@@ -98,6 +98,9 @@ struct QueryPlanner {
         /// A dictionary attribute holding this key with this value (`$0.metadata["color"] == "red"`), or with any
         /// value when it is nil (`$0.metadata["color"] != nil`): a prefix of its pairs index.
         case entry(Value, Value?)
+        /// A dictionary attribute holding this key with a value in the range (`$0.info["rating", default: .null] >
+        /// 3`), which lies within one kind: a range after the key's prefix of its pairs index.
+        case entryRange(Value, Range, String)
     }
 
     private struct Term {
@@ -110,7 +113,7 @@ struct QueryPlanner {
             case .equal(let v): return !v.isNull
             case .among(let vs): return !vs.contains(.null)
             case .range(let r): return !r.nulls
-            case .contains, .entry: return true
+            case .contains, .entry, .entryRange: return true
             }
         }
     }
@@ -144,12 +147,11 @@ struct QueryPlanner {
             if case .constant = x { return nil }
             return classify(.compare(op.flipped, x, .constant(v)))
         case .compare(let op, .keyValue(let x, .constant(let key)), .constant(let v)):
-            guard let c = column(x), description(c).type == .stringDictionary, case .string = key else { return nil }
-            switch (op, v) {
-            case (.equal, .string): return Term(column: c, condition: .entry(key, v))
-            case (.notEqual, .null): return Term(column: c, condition: .entry(key, nil))
-            default: return nil
-            }
+            return entryTerm(op, x, key, v)
+        case .compare(let op, .coalesce(.keyValue(let x, .constant(let key)), .constant(let f)), .constant(let v)):
+            // `$0.info["rating", default: .null] > 3`: a missing key reads as the default, which must fail the test.
+            guard !QueryEvaluator.compare(op, f, v) else { return nil }
+            return entryTerm(op, x, key, v)
         case .compare(let op, let x, .constant(let v)):
             if let c = column(x) { return term(c, op, v, fallback: nil) }
             // `($0.due ?? fallback) < cutoff`: the range, and the nulls when the fallback passes.
@@ -183,6 +185,46 @@ struct QueryPlanner {
         }
     }
 
+    /// A test of a dictionary key's value (`x[key] op v`) as a prefix or range of the dictionary's pairs index.
+    private func entryTerm(_ op: QueryExpression.Comparison, _ x: QueryExpression, _ key: Value, _ v: Value) -> Term? {
+        guard let c = column(x), case .string = key else { return nil }
+        let type = description(c).type
+        guard type.isDictionary else { return nil }
+        // What a key's value can be: strings only, or the metadata scalars (a stored null reads as the marker).
+        let stored: Value?
+        switch v {
+        case .string: stored = v
+        case .bool, .int, .double: stored = type == .metadataDictionary ? v : nil
+        default: stored = type == .metadataDictionary && v == QueryExpression.metadataNull ? .null : nil
+        }
+        switch op {
+        case .equal: return stored.map { Term(column: c, condition: .entry(key, $0)) }
+        case .notEqual: return v.isNull ? Term(column: c, condition: .entry(key, nil)) : nil
+        default: break
+        }
+        // An ordering holds only within the value's kind, so the range is bounded by the kind's first and last
+        // values in index order (null < bool < numbers < strings): a number lies above `true` and below "".
+        guard let stored, !stored.isNull else { return nil }
+        var range = Range()
+        switch stored {
+        case .bool: (range.lower, range.upper) = (.bool(false), .bool(true))
+        case .string: range.lower = .string("")
+        default:
+            (range.lower, range.lowerInclusive) = (.bool(true), false)
+            (range.upper, range.upperInclusive) = (.string(""), false)
+        }
+        let symbol: String
+        switch op {
+        case .less, .lessOrEqual:
+            (range.upper, range.upperInclusive) = (stored, op == .lessOrEqual)
+            symbol = op == .less ? "<" : "<="
+        default:
+            (range.lower, range.lowerInclusive) = (stored, op == .greaterOrEqual)
+            symbol = op == .greater ? ">" : ">="
+        }
+        return Term(column: c, condition: .entryRange(key, range, "\(symbol) \(stored)"))
+    }
+
     /// The values of column `c` for which `c op v` holds, where a null reads as `fallback` (or stays null).
     private func term(_ c: Column, _ op: QueryExpression.Comparison, _ v: Value, fallback: Value?) -> Term? {
         guard let n = description(c).type.normalized(v) else { return nil }
@@ -214,6 +256,7 @@ struct QueryPlanner {
         var ranges: [Int: (Range, [Int])] = [:]
         var contains: [Int: [(Value, Int)]] = [:]
         var entries: [Int: [([Value], Int)]] = [:]
+        var entryRanges: [Int: [(Value, Range, String, Int)]] = [:]
         for (i, term) in terms.enumerated() {
             guard let term, term.column.hops.isEmpty else { continue }
             let a = term.column.attribute
@@ -225,6 +268,7 @@ struct QueryPlanner {
                 ranges[a] = (range.intersected(with: r), used + [i])
             case .contains(let v): contains[a, default: []].append((v, i))
             case .entry(let key, let v): entries[a, default: []].append(([key] + (v.map { [$0] } ?? []), i))
+            case .entryRange(let key, let r, let test): entryRanges[a, default: []].append((key, r, test, i))
             }
         }
         let names = layout.attributes.map(\.name)
@@ -235,16 +279,26 @@ struct QueryPlanner {
                 // An element index answers `contains`: the objects holding the element, once each. Of several
                 // elements asked for, the rarest one's entries are the candidates.
                 let name = names[index.columns[0]]
-                let probes =
+                var probes: [([Value], Range?, Int, String)] =
                     index.isPairs
                     ? (entries[index.columns[0]] ?? []).map { prefix, i in
-                        (prefix, i, "\(name)[\(prefix[0])] " + (prefix.count > 1 ? "= \(prefix[1])" : "!= null"))
+                        (
+                            prefix, nil, i,
+                            "\(name)[\(prefix[0])] " + (prefix.count > 1 ? "= \(prefix[1])" : "!= null")
+                        )
                     }
-                    : (contains[index.columns[0]] ?? []).map { v, i in ([v], i, "\(name) contains \(v)") }
-                for (prefix, i, bound) in probes {
+                    : (contains[index.columns[0]] ?? []).map { v, i in ([v], nil, i, "\(name) contains \(v)") }
+                if index.isPairs {
+                    probes += (entryRanges[index.columns[0]] ?? []).map { key, range, test, i in
+                        ([key], range, i, "\(name)[\(key)] \(test)")
+                    }
+                }
+                for (prefix, range, i, bound) in probes {
                     var access = Access(
-                        kind: .indexEquality, index: IndexKey(entity: entity, index: number), columns: index.columns)
+                        kind: range == nil ? .indexEquality : .indexRange,
+                        index: IndexKey(entity: entity, index: number), columns: index.columns)
                     access.prefixes = [prefix]
+                    access.range = range
                     access.bounds = [bound]
                     access.candidates = count(access)
                     access.cost = access.candidates

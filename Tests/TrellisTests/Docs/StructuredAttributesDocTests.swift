@@ -23,6 +23,11 @@ enum StructuredDoc {
 
         override class var indexes: [ModelIndex] { [.index(\Customer.address.city)] }
     }
+
+    final class Listing: Model {
+        @Attribute var title = ""
+        @Attribute(.indexed) var info: [String: MetadataValue] = [:]
+    }
 }
 
 @MainActor @Suite struct StructuredAttributesDocTests {
@@ -60,5 +65,35 @@ enum StructuredDoc {
         #expect(found.map(\.address) == [Address(street: "1 rue", city: "Villeurbanne", zip: "69001", geo: Geo(lat: 45.76, lon: 4.84))])
         #expect(printed.lines.count == 1 && printed.lines[0].hasPrefix("Customer: index equality on (address.city)"), "\(printed.lines)")
         #expect(store.snapshot.sequence == 2)
+    }
+
+    // swift-format-ignore
+    @Test func typedMetadataIsQueriedByKeyWithinAKind() throws {
+        typealias Listing = StructuredDoc.Listing
+        let printed = Printed()
+        func print(_ items: Any...) { printed.append(items) }
+        let store = try Store(models: [Listing.self])
+        let context = ModelContext(store)
+        let other = Listing()
+        other.info = ["color": "blue", "rating": "high"]
+        context.insert(other)
+
+        let listing = Listing()
+        listing.info = ["color": "red", "rating": 4, "weight": 1.5, "sale": true, "note": .null]
+        context.insert(listing)
+        try context.save()
+
+        let none = MetadataValue.null
+        let red = try context.fetch(FetchDescriptor<Listing>(predicate: #Predicate { $0.info["color"] == "red" }))
+        let rated = FetchDescriptor<Listing>(predicate: #Predicate { $0.info["rating", default: none] > 3 })
+        print(try context.explain(rated))   // Listing: index range on (info) (info["rating"] > 3), …
+        let noted = try context.fetchCount(FetchDescriptor<Listing>(predicate: #Predicate { $0.info["note"] == none }))
+
+        #expect(red.map(\.info) == [listing.info])
+        #expect(try context.fetch(rated).map(\.info) == [listing.info], "the string \"high\" is not above 3")
+        #expect(noted == 1)
+        #expect(try context.fetchCount(FetchDescriptor<Listing>(predicate: #Predicate { $0.info["note"] == nil })) == 1)
+        #expect(try context.fetchCount(FetchDescriptor<Listing>(predicate: #Predicate { $0.info["rating"].flatMap { $0 > 3 } == true })) == 1)
+        #expect(printed.lines.count == 1 && printed.lines[0].hasPrefix(#"Listing: index range on (info) (info["rating"] > 3)"#), "\(printed.lines)")
     }
 }

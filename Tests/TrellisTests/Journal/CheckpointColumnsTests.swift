@@ -100,6 +100,15 @@ import TrellisTestSupport
         case .stringDictionary:
             let keys = Set((0..<(rng.next() % 4)).map { _ in randomString(&rng) }).sorted()
             return .list(keys.flatMap { [Value.string($0), .string(randomString(&rng))] })
+        case .metadataDictionary:
+            // Every kind of value under random keys: null, Booleans, ints, doubles (NaN payloads, -0.0), strings.
+            let keys = Set((0..<(rng.next() % 5)).map { _ in randomString(&rng) }).sorted()
+            return .list(
+                keys.flatMap { key -> [Value] in
+                    let kinds: [AttributeType] = [.bool, .int, .double, .string]
+                    let k = Int(rng.next() % 5)
+                    return [.string(key), k == 4 ? .null : randomValue(kinds[k], &rng)]
+                })
         }
     }
 

@@ -21,14 +21,16 @@ import Testing
     }
 
     /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated), in this
-    /// build's format (version 8: version 6's layouts, with its number), as versions 7 and 6 wrote them (frames of
+    /// build's format (version 9: version 6's layouts, with its number), as versions 8, 7 and 6 wrote them (frames of
     /// 40-byte headers carrying a synced-through watermark) and as version 5 wrote them (32-byte frame headers), whose
-    /// digests are the ones recorded before versions 8, 7 and 6: older stores read, and are appended to, byte for
+    /// digests are the ones recorded before versions 9, 8, 7 and 6: older stores read, and are appended to, byte for
     /// byte as before.
     @Test func schemasHeadersManifestsAndFramesAreUnchanged() {
-        #expect(JournalFormat.version == 8)
-        let current = Self.headerDigest(version: 8)
-        #expect(current == Self.headersVersion8, "digest \(String(current, radix: 16))")
+        #expect(JournalFormat.version == 9)
+        let current = Self.headerDigest(version: 9)
+        #expect(current == Self.headersVersion9, "digest \(String(current, radix: 16))")
+        let eight = Self.headerDigest(version: 8)
+        #expect(eight == Self.headersVersion8, "digest \(String(eight, radix: 16))")
         let seven = Self.headerDigest(version: 7)
         #expect(seven == Self.headersVersion7, "digest \(String(seven, radix: 16))")
         let six = Self.headerDigest(version: 6)
@@ -38,12 +40,12 @@ import Testing
         let header = FileHeader(
             magic: JournalFormat.segmentMagic, id: 1, sequence: 1, salt: 1, fingerprint: 0, schemaBytes: [2, 0, 0])
         #expect(
-            header.encoded()[8] == 8
+            header.encoded()[8] == 9
                 && Manifest(
                     generation: 1, fingerprint: 0, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1,
                     lastSegment: 1,
                     durableSequence: 0
-                ).encoded()[8] == 8)
+                ).encoded()[8] == 9)
         let five = Self.headerDigest(version: 5)
         #expect(five == Self.headersVersion5, "digest \(String(five, radix: 16))")
     }
@@ -176,6 +178,9 @@ import Testing
     /// Recorded with the move to version 8 (collection attributes): version 6's layouts again, and schemas without
     /// collections encode as before.
     static let headersVersion8: UInt32 = 0xa7c9_2fcd
+    /// Recorded with the move to version 9 (metadata attributes): version 6's layouts again, and schemas without a
+    /// metadata attribute encode as before.
+    static let headersVersion9: UInt32 = 0xa7c9_2fcd
     /// The `HISTORY` file of `theHistoryFileIsPinnedAndChecksItself` (version 7).
     static let historyFile: UInt32 = 0x2144_df1c
     /// Version 5's bytes, the digest recorded before version 6.
