@@ -79,7 +79,7 @@ struct ByteWriter: ~Copyable {
                 sealed.append([UInt8](UnsafeBufferPointer(start: base, count: count)))
                 count = 0
             }
-            if capacity >= n { return }
+            if capacity &- count >= n { return }
         }
         var newCapacity = max(capacity * 2, count + n)
         if pieceLimit > 0 { newCapacity = max(min(newCapacity, pieceLimit), count + n) }

@@ -26,7 +26,7 @@ package enum ChangeSetCodec {
     /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
     /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
     /// changes.deletes)`; they are taken as they are instead of encoded again.
-    static func encode(
+    static func encodePieces(
         _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
     ) -> [[UInt8]] {
         var rest = ahead
@@ -55,9 +55,12 @@ package enum ChangeSetCodec {
         return pieces
     }
 
-    /// `encode`'s pieces joined: for a record that is one blob inside another (a migration's change set).
-    static func encodeWhole(_ changes: ChangeSet, schema: Schema) -> [UInt8] {
-        let pieces = encode(changes, schema: schema)
+    /// `encodePieces` joined into one buffer: for a record that is one blob inside another (a migration's change
+    /// set), and for tests.
+    static func encode(
+        _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
+    ) -> [UInt8] {
+        let pieces = encodePieces(changes, schema: schema, ahead: ahead)
         return pieces.count == 1 ? pieces[0] : Array(pieces.joined())
     }
 
@@ -225,6 +228,16 @@ package enum ChangeSetCodec {
     /// 0 for none, so that a record ends in a non-zero byte (unless its author is empty), which tells a rotted whole
     /// record from a torn one (journal-format.md, Recovery step 4).
     /// Returns the bytes appended, which a writer appending to an older segment drops again (`withoutAuthor`).
+    @discardableResult
+    package static func appendAuthor(_ author: String?, to payload: inout [UInt8]) -> Int {
+        var pieces = [payload]
+        payload = []
+        let count = appendAuthor(author, to: &pieces)
+        payload = pieces[0]
+        return count
+    }
+
+    /// `appendAuthor(_:to:)` for a payload of pieces: the author goes at the end of the last one.
     @discardableResult
     package static func appendAuthor(_ author: String?, to payload: inout [[UInt8]]) -> Int {
         let trailer = ByteWriter.bytes(estimate: 16 + (author?.utf8.count ?? 0)) { w in

@@ -66,7 +66,7 @@ package struct MigrationRecord: Sendable {
             }
             if let changes = stage.changes {
                 w.u8(1)
-                w.blob(ChangeSetCodec.encodeWhole(changes, schema: stage.schema))
+                w.blob(ChangeSetCodec.encode(changes, schema: stage.schema))
             } else {
                 w.u8(0)
             }

@@ -161,7 +161,7 @@ package final class Journal: Sendable {
     /// so memory, not a record limit, bounds a commit.
     package func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
         if let failure { throw failure }
-        var payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
+        var payload = ChangeSetCodec.encodePieces(commit.changes, schema: schema, ahead: consume ahead)
         let authorBytes = ChangeSetCodec.appendAuthor(commit.author, to: &payload)
         let ticket = options.durability == .perCommit ? Ticket() : nil
         enqueue(
