@@ -250,4 +250,44 @@ import Testing
         #expect(reopened.snapshot.object(ObjectID(entity: 0, serial: 1))?.values.first == .string(long))
         try reopened.close()
     }
+
+    @Test(
+        "replication reads a multi-frame record as one DurableFrame of all its frames, which a receiver checks and decodes whole, and refuses when any frame is damaged"
+    )
+    func replicationReadsWholeMultiFrameRecords() throws {
+        let temporary = TemporaryDirectory()
+        let directory = temporary.store
+        let writer = try Store(directory: directory, schema: CrashWorkload.schema, options: Self.smallFragments())
+        let first = try Self.bigCommit(writer, first: 1, objects: 30)
+        let second = try CrashWorkload.commit(31, to: writer)
+        let reader = DurableFrameReader(directory: directory.path, after: 0)
+        let frames = try reader.next(limit: 10)
+        reader.close()
+        try writer.close()
+        #expect(frames.map(\.sequence) == [1, 2])
+        let records = try Self.records(directory)
+        #expect(records.map(\.frames).allSatisfy { $0 >= 2 }, "\(records.map(\.frames))")
+        for (frame, commit) in zip(frames, [first, second]) {
+            // All its frames, as they lie in the segment, without the padding after the last.
+            let record = try #require(records.first { $0.sequence == frame.sequence })
+            #expect(frame.bytes.count <= record.frameBytes && frame.bytes.count > record.frameBytes - 8)
+            let received = try DurableFrame(
+                received: frame.bytes, version: frame.version, salt: frame.salt, context: "test")
+            #expect(received == frame)
+            let (changes, _) = try received.changeSet(schema: CrashWorkload.schema, context: "test")
+            #expect(changes.inserts.count == commit.changes.inserts.count)
+            #expect(changes.inserts.map(\.values) == commit.changes.inserts.map(\.values))
+            for at in [10, frame.bytes.count / 2, frame.bytes.count - 1] {
+                var damaged = frame.bytes
+                damaged[at] ^= 0x40
+                #expect(throws: TrellisError.self) {
+                    _ = try DurableFrame(received: damaged, version: frame.version, salt: frame.salt, context: "t")
+                }
+            }
+            #expect(throws: TrellisError.self) {
+                _ = try DurableFrame(
+                    received: Array(frame.bytes.dropLast(100)), version: frame.version, salt: frame.salt, context: "t")
+            }
+        }
+    }
 }
