@@ -26,6 +26,10 @@
 #                  compaction), likewise
 #   ordered        ordered relationships (issue 19, format version 8): 300 commits of `trellis-crashtest ordered`
 #                  (inserts, moves and removes at positions, place edits, deletes, a compaction halfway), likewise
+#   fragments      records of several frames (format version 10): the demo written with 200-byte fragments
+#                  (`TRELLIS_TEST_FRAGMENT_BYTES`), so that every commit spans frames; then compacted (checkpoint
+#                  chunks of several frames); and (with trellis-crashtest) 30 commits of the crash workload in
+#                  200-byte fragments, killed, with its last record cut inside its frames (a torn tail)
 # Every store is also read with `trellis_reader.py verify`, which checks each stored index order against the order
 # the document defines. Exits 1 with a diff at the first disagreement.
 set -euo pipefail
@@ -64,7 +68,7 @@ compare() {
             failed=1
         fi
     done
-    if [ "$1" != torn ] && [ "$1" != hole ] && ! python3 "$reader" verify "$store" >"$work/$1.verify" 2>&1; then
+    if [ "$1" != torn ] && [ "$1" != hole ] && [ "$1" != fragments-torn ] && ! python3 "$reader" verify "$store" >"$work/$1.verify" 2>&1; then
         echo "check-pyreader: $1: trellis_reader.py verify failed" >&2
         cat "$work/$1.verify" >&2
         failed=1
@@ -159,6 +163,11 @@ for side in py swift; do
     fi
 done
 
+TRELLIS_TEST_FRAGMENT_BYTES=200 "$trellis" demo "$work/fragments" --items 300 --fan-out 3 --depth 3 >/dev/null
+compare fragments
+TRELLIS_TEST_FRAGMENT_BYTES=200 "$trellis" compact "$work/fragments" >/dev/null
+compare fragments
+
 crashtest=$(dirname "$trellis")/trellis-crashtest
 if [ -x "$crashtest" ]; then
     for round in 1 2 3 4 5 6 7; do "$crashtest" profiles --dir "$work/composites" --add "$round" >/dev/null; done
@@ -169,8 +178,35 @@ if [ -x "$crashtest" ]; then
     compare metadata
     "$crashtest" ordered --dir "$work/ordered" --add 300 >/dev/null
     compare ordered
+    # A torn record of several frames: the crash workload with 200-byte fragments, killed (SIGKILL) after its
+    # last commit so that nothing claims the records durable, then cut in the middle of the second frame of its
+    # last record: a torn tail for both readers.
+    TRELLIS_TEST_FRAGMENT_BYTES=200 "$crashtest" run --dir "$work/fragments-torn" --commits 30 --hold \
+        >"$work/hold.out" 2>/dev/null &
+    holder=$!
+    for _ in $(seq 1 600); do grep -q holding "$work/hold.out" 2>/dev/null && break; sleep 0.1; done
+    kill -9 "$holder"
+    wait "$holder" 2>/dev/null || true
+    rm -f "$work/fragments-torn/LOCK"
+    last=$(ls "$work/fragments-torn" | grep '^segment-' | sort | tail -1)
+    python3 - "$work/fragments-torn/$last" <<'PY'
+import struct, sys
+# Cut the file in the middle of the second frame of its last record of several frames (flags bit 0 = more follow).
+path = sys.argv[1]
+data = bytearray(open(path, 'rb').read())
+offset, first = struct.unpack_from('<I', data, 12)[0], None
+while offset + 40 <= len(data) and any(data[offset:offset + 40]):
+    flags = struct.unpack_from('<H', data, offset + 10)[0]
+    if flags == 1:
+        first = offset
+    offset += (40 + struct.unpack_from('<I', data, offset + 4)[0] + 7) & ~7
+assert first is not None, "no record of several frames"
+second = first + ((40 + struct.unpack_from('<I', data, first + 4)[0] + 7) & ~7)
+open(path, 'wb').write(bytes(data[:second + 20]))
+PY
+    compare fragments-torn
 else
-    echo "check-pyreader: composites, collections, metadata, ordered: skipped (no trellis-crashtest at $crashtest)"
+    echo "check-pyreader: composites, collections, metadata, ordered, fragments-torn: skipped (no trellis-crashtest at $crashtest)"
 fi
 
 if [ "$failed" != 0 ]; then

@@ -9,7 +9,8 @@ import TrellisGraph
 /// hit costs one atomic load that finds nil.
 ///
 /// The points: before-/after-segment-rename, before-/after-manifest-rename, before-checkpoint-sync,
-/// after-checkpoint-rename, before-unlink-old, mid-record (half a batch of frames written), after-tail-backup,
+/// after-checkpoint-rename, before-unlink-old, mid-record (half a batch of frames written), after-fragment (a frame of
+/// a record written frame by frame), mid-fragment (half of such a frame written), after-tail-backup,
 /// after-migration-segment, after-migration-manifest.
 package enum CrashPoints {
     /// What the process does at one named point.

@@ -106,6 +106,16 @@ public struct StoreOptions: Sendable {
     package var fileLayer: any FileLayer = PosixFileLayer()
     /// Whether a follower asks to be notified of changes (inotify); tests turn it off to try the timer.
     package var followNotifications = true
+    /// The payload bytes of each frame of a record too big for one (format version 10; at least 64). Tests make it a
+    /// few hundred bytes so that small commits span many frames; so does the environment variable
+    /// `TRELLIS_TEST_FRAGMENT_BYTES`, for child processes the tests start.
+    package var fragmentBytes = StoreOptions.environmentFragmentBytes ?? JournalFormat.defaultFragmentBytes
+    /// `TRELLIS_TEST_FRAGMENT_BYTES`, when set to a number of at least 64.
+    static let environmentFragmentBytes: Int? = {
+        guard let text = ProcessInfo.processInfo.environment["TRELLIS_TEST_FRAGMENT_BYTES"], let n = Int(text), n >= 64
+        else { return nil }
+        return n
+    }()
     /// Runs after each checkpoint chunk is written (tests use it to hold a compaction open).
     var checkpointChunkHook: (@Sendable () -> Void)?
 

@@ -28,7 +28,7 @@ import Trellis
                 "segments", "records", "storedBytes", "uncompressedBytes", "compressionRatio", "totalBytes",
                 "reclaimableBytesEstimate", "otherFiles", "history", "problemCount",
             ])
-        #expect(json["formatVersion"] as? Int == 9)
+        #expect(json["formatVersion"] as? Int == 10)
         #expect(keys(json["history"]) == ["firstRetained"], "no HISTORY file: only where the history starts")
         #expect(json["lastSequence"] as? Int == 8)
         #expect(json["records"] as? Int == 8)

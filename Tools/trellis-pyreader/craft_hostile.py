@@ -334,7 +334,20 @@ def main(argv):
     s.header.id += 5
     rewrite_last(last, header=s.header_bytes())
     _, last = case("frame-flags", "damage")
+    append(last, encode_frame(salt, 1, seq, change_set(), flags=4))
+    # Records of several frames (format version 10): flags bit 0 = more frames follow, bit 1 = continues a record.
+    ins = insert(d_entity, d_attrs, d_serial, [None] * len(d_attrs))
+    whole = change_set(inserts=[ins])
+    _, last = case("fragments-valid", "clean")
+    append(last, encode_frame(salt, 1, seq, whole[:3], flags=1), encode_frame(salt, 1, seq, whole[3:5], flags=3),
+           encode_frame(salt, 1, seq, whole[5:], flags=2))
+    _, last = case("fragment-alone", "damage")
     append(last, encode_frame(salt, 1, seq, change_set(), flags=2))
+    _, last = case("fragment-unfinished-then-record", "damage")
+    append(last, encode_frame(salt, 1, seq, whole[:3], flags=1), encode_frame(salt, 1, seq, change_set()))
+    _, last = case("fragment-other-sequence", "damage")
+    append(last, encode_frame(salt, 1, seq, whole[:3], flags=1), encode_frame(salt, 1, seq + 1, whole[3:], flags=2),
+           encode_frame(salt, 1, seq + 1, change_set()))
     _, last = case("frame-padding", "damage")
     ins = insert(d_entity, d_attrs, d_serial, [None] * len(d_attrs))
     p = change_set(inserts=[ins])

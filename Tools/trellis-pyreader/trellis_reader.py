@@ -28,7 +28,9 @@ import zlib
 SEGMENT_MAGIC = bytes([0x89, 0x54, 0x52, 0x4A, 0x0D, 0x0A, 0x1A, 0x0A])
 CHECKPOINT_MAGIC = bytes([0x89, 0x54, 0x52, 0x43, 0x0D, 0x0A, 0x1A, 0x0A])
 MANIFEST_MAGIC = bytes([0x89, 0x54, 0x52, 0x4D, 0x0D, 0x0A, 0x1A, 0x0A])
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+FRAGMENT_VERSION = 10  # § Records (frames): a record may span several frames (flags bits 0 and 1)
+MORE_FRAGMENTS, CONTINUES_RECORD = 1, 2
 MAX_RECORD = 512 << 20
 MAX_HEADER = 16 << 20
 MAX_RATIO = 1100
@@ -563,7 +565,7 @@ def read_header(data, magic, name):
     h = Header()
     h.version, h.flags, h.length = r.u16(), r.u16(), r.u32()
     if h.version not in READABLE_VERSIONS:
-        raise bad(f"format version {h.version}; this reader reads versions 1 to 9")
+        raise bad(f"format version {h.version}; this reader reads versions 1 to 10")
     if h.length < 64 or h.length > MAX_HEADER or h.length > len(data):
         raise bad(f"header length {h.length}")
     h.id, h.sequence, h.salt, h.stored_fingerprint = r.u64(), r.u64(), r.u64(), r.u64()
@@ -633,7 +635,57 @@ def scan_frame(data, offset, salt, other_salts, known_types, name, fh=32):
     return ("frame", f)
 
 
+def scan_record(data, offset, salt, other_salts, known_types, name, fh, version):
+    """One record of § Records (frames): a frame, or (version 10) a first frame and the frames continuing it, each
+    checked; ('frame', Frame) with the parts in f.parts, or ('damage', class, message, offset of the frame that
+    failed), reported at the record's start."""
+    step = scan_frame(data, offset, salt, other_salts, known_types, name, fh)
+    if step[0] != "frame":
+        return step + (offset,) if step[0] == "damage" else step
+    first = step[1]
+    known_flags = MORE_FRAGMENTS | CONTINUES_RECORD if version >= FRAGMENT_VERSION else 0
+    if first.flags & ~known_flags:
+        return ("damage", "unknown type", f"frame flags 0x{first.flags:x} name a feature this build does not know",
+                offset)
+    if first.flags & CONTINUES_RECORD:
+        return ("damage", "decode", f"record {first.sequence} at offset {offset} continues a record, but a record "
+                                    f"starts here", offset)
+    parts, last, at = [first], first, offset + first.size
+    while last.flags & MORE_FRAGMENTS:
+        what = f"frame {len(parts) + 1} of record {first.sequence} (at offset {at})"
+        step = scan_frame(data, at, salt, other_salts, known_types, name, fh)
+        if step[0] == "end":
+            return ("damage", "length", f"the file ends before {what}", at)
+        if step[0] == "damage":
+            return ("damage", step[1], f"{what}: {step[2]}", at)
+        g = step[1]
+        if g.flags & ~known_flags:
+            return ("damage", "unknown type", f"{what}: frame flags 0x{g.flags:x} name a feature this build does "
+                                              f"not know", at)
+        if not g.flags & CONTINUES_RECORD or g.type != first.type or g.sequence != first.sequence or \
+                g.time != first.time or g.watermark != first.watermark:
+            return ("damage", "decode", f"{what} does not continue it", at)
+        parts.append(g)
+        at += g.size
+        last = g
+    if len(parts) == 1:
+        first.parts = parts
+        return ("frame", first)
+    f = Frame()
+    f.offset, f.type, f.flags, f.sequence, f.time, f.watermark = offset, first.type, 0, first.sequence, first.time, \
+        first.watermark
+    f.codec = 1 if any(g.codec == 1 for g in parts) else 0
+    f.raw_len = sum(g.raw_len for g in parts)
+    f.stored = b"".join(g.stored for g in parts)
+    f.size = at - offset
+    f.parts = parts
+    return ("frame", f)
+
+
 def frame_payload(f, name):
+    parts = getattr(f, "parts", [f])
+    if len(parts) > 1:
+        return b"".join(frame_payload(g, name) for g in parts)
     if f.codec == 0:
         return f.stored
     d = zlib.decompressobj()
@@ -646,17 +698,18 @@ def frame_payload(f, name):
     return out
 
 
-def next_valid_frame(data, offset, salt, known_types, name, fh=32):
+def next_valid_frame(data, offset, salt, known_types, name, fh=32, version=8):
+    """The next aligned offset where a whole record starts (never a frame that continues one)."""
     candidate = align8(offset + 1)
     while candidate + fh <= len(data):
-        step = scan_frame(data, candidate, salt, [], known_types, name, fh)
-        if step[0] == "frame" and step[1].flags == 0:
+        step = scan_record(data, candidate, salt, [], known_types, name, fh, version)
+        if step[0] == "frame":
             return candidate
         candidate += 8
     return None
 
 
-def judge_hole(data, resume, missing, salt, name, fh):
+def judge_hole(data, resume, missing, salt, name, fh, version=8):
     """§ Recovery, step 4, unacknowledged hole: reads every valid frame from resume (the first valid one after the
     damage) to the end. ('unacknowledged', records, highest watermark or None) when each is numbered at least
     `missing` with a watermark below it; ('acknowledged', sequence, offset, watermark) for the first whose watermark
@@ -664,13 +717,13 @@ def judge_hole(data, resume, missing, salt, name, fh):
     offset, records, highest = resume, 0, None
     types = {T_CHANGE_SET, T_MIGRATION}
     while True:
-        step = scan_frame(data, offset, salt, [], types, name, fh)
+        step = scan_record(data, offset, salt, [], types, name, fh, version)
         if step[0] == "end":
             return ("unacknowledged", records, highest)
         if step[0] == "damage":
             if step[1] == "zeroed" and not any(data[offset:]):
                 return ("unacknowledged", records, highest)
-            offset = next_valid_frame(data, offset, salt, types, name, fh)
+            offset = next_valid_frame(data, offset, salt, types, name, fh, version)
             if offset is None:
                 return ("unacknowledged", records, highest)
             continue
@@ -1344,7 +1397,8 @@ def load_checkpoint(directory, name, expected_sequence, report):
     orders = {}
     order_chunks = []
     while True:
-        step = scan_frame(data, offset, header.salt, [], known, name, frame_header_size(header.version))
+        step = scan_record(data, offset, header.salt, [], known, name, frame_header_size(header.version),
+                           header.version)
         if step[0] == "end":
             raise Damage("length", name, offset, "the checkpoint ends before its footer")
         if step[0] == "damage":
@@ -1549,17 +1603,17 @@ def read_store(directory, check_history=False):
         offset = h.length
         fh = frame_header_size(h.version)
         while True:
-            step = scan_frame(data, offset, h.salt, salts, {T_CHANGE_SET, T_MIGRATION}, name, fh)
+            step = scan_record(data, offset, h.salt, salts, {T_CHANGE_SET, T_MIGRATION}, name, fh, h.version)
             if step[0] == "end":
                 break
             if step[0] == "damage":
                 kind, message = step[1], step[2]
                 if kind == "zeroed" and not any(data[offset:]):
                     break  # reserved space: this segment ends here
-                resume = next_valid_frame(data, offset, h.salt, {T_CHANGE_SET, T_MIGRATION}, name, fh)
+                resume = next_valid_frame(data, offset, h.salt, {T_CHANGE_SET, T_MIGRATION}, name, fh, h.version)
                 if resume is not None and is_last and not report.problems and h.version >= 6 and \
                         kind in ("checksum", "length", "zeroed") and expected > manifest["durable"]:
-                    hole = judge_hole(data, resume, expected, h.salt, name, fh)
+                    hole = judge_hole(data, resume, expected, h.salt, name, fh, h.version)
                     if hole[0] == "unacknowledged":
                         records, highest = hole[1], hole[2]
                         report.problems.append(Damage(
@@ -1572,7 +1626,7 @@ def read_store(directory, check_history=False):
                     if hole[0] == "acknowledged":
                         message += (f"; record {hole[1]} at offset {hole[2]} was written when record {hole[3]} was "
                                     f"durable (its watermark), so record {expected}, lost here, had been acknowledged")
-                if resume is None and is_last and kind in ("checksum", "length") and is_rot(data, offset, h.salt, fh):
+                if resume is None and is_last and kind in ("checksum", "length") and is_rot(data, step[3], h.salt, fh):
                     raise Damage("rot", name, offset, f"{message}: a whole record with no sign of a torn write")
                 if resume is None and is_last:
                     report.problems.append(Damage("torn tail", name, offset, f"{message}; nothing valid follows "

@@ -31,9 +31,11 @@ struct ChangeFormat {
         Int(n) < schema.entities.count ? schema.entities[Int(n)] : nil
     }
 
-    /// `#12  2026-…Z  segment-….trj@4096  212 B stored, 530 B raw`
+    /// `#12  2026-…Z  segment-….trj@4096  212 B stored, 530 B raw` (and `, in 3 frames` for a record of several,
+    /// format version 10)
     func heading(_ record: JournalRecord) -> String {
-        let raw = record.isCompressed ? ", \(ValueFormat.bytes(record.uncompressedBytes)) raw" : ", not compressed"
+        var raw = record.isCompressed ? ", \(ValueFormat.bytes(record.uncompressedBytes)) raw" : ", not compressed"
+        if record.frames > 1 { raw += ", in \(record.frames) frames" }
         let author = record.author.map { "  by \(ValueFormat.text(.string($0)))" } ?? ""
         return "#\(record.sequence)  \(ValueFormat.timestamp(record.time))  \(record.file)@\(record.offset)  "
             + "\(ValueFormat.bytes(record.storedBytes)) stored\(raw)\(author)"

@@ -37,8 +37,8 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     }
 }
 
-extension BackgroundWork where Result == [UInt8] {
+extension BackgroundWork where Result == [[UInt8]] {
     /// Commits with at least this many inserts (or updates, or deletes) encode them for the journal on another
-    /// thread; below it, handing the work over costs more than it saves.
+    /// thread (as pieces that follow one another); below it, handing the work over costs more than it saves.
     package static var minimumChanges: Int { 4096 }
 }

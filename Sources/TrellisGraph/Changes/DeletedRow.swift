@@ -14,7 +14,7 @@ package struct DeletedRow: Sendable {
 
     /// Cascades of at least this many deletes record them as rows: the size from which the journal's encoder runs on
     /// another thread (`BackgroundWork<[UInt8]>`), where reading the rows costs the committing thread nothing.
-    package static var recordedFrom: Int { BackgroundWork<[UInt8]>.minimumChanges }
+    package static var recordedFrom: Int { BackgroundWork<[[UInt8]]>.minimumChanges }
 
     var values: [Value] { leaf.columns.indices.map { leaf.value(column: $0, row: row) } }
 

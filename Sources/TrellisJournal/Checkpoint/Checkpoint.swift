@@ -38,10 +38,13 @@ enum Checkpoint {
     /// Returns the file's size. `afterChunk` runs after each chunk is written (a hook for tests).
     ///
     /// Tests may also write an older `version` (2: no stored index order) and choose the stored `places` of each
-    /// index (`CheckpointIndexOrder.places` by default).
+    /// index (`CheckpointIndexOrder.places` by default). A chunk larger than `fragmentBytes` (one huge value, the
+    /// order of an index of hundreds of millions of objects) is written as several frames (format version 10), up to the
+    /// 512 MiB a chunk's sections are read back with; the footer is always one frame.
     static func write(
         _ graph: Graph, layer: any FileLayer, directory: String, version: UInt16 = JournalFormat.version,
-        places: (EntityTable, Int) -> [Int64]? = CheckpointIndexOrder.places, afterChunk: (@Sendable () -> Void)? = nil
+        places: (EntityTable, Int) -> [Int64]? = CheckpointIndexOrder.places,
+        fragmentBytes: Int = JournalFormat.defaultFragmentBytes, afterChunk: (@Sendable () -> Void)? = nil
     ) throws -> Int {
         precondition(version == 2 || version == JournalFormat.version, "Checkpoint.write: format version \(version)")
         let name = JournalFormat.checkpointName(graph.sequence)
@@ -57,10 +60,12 @@ enum Checkpoint {
             var chunkNumber: UInt64 = 0
             func emit(_ type: RecordType, _ payload: [UInt8]) throws {
                 chunkNumber += 1
-                // Columns chunks compress column by column; the footer is a few bytes.
+                // Columns chunks compress column by column; the footer is a few bytes, and always one frame (a
+                // reader finds it as the last frame of the file).
                 let frame = RecordFrame.encode(
-                    type: type, payload: payload, sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil,
-                    version: version)
+                    type: type, pieces: [payload],
+                    fragmentBytes: type == .checkpointFooter ? max(payload.count, 1) : fragmentBytes,
+                    sequence: chunkNumber, time: 0, salt: salt, compressionLevel: nil, version: version)
                 try file.write(frame, at: offset)
                 offset += frame.count
                 afterChunk?()
@@ -75,6 +80,8 @@ enum Checkpoint {
                     guard let places = places(graph.tables[e], i) else { continue }
                     let payload = CheckpointIndexOrder.encode(
                         entity: e, index: i, places: places, level: compressionLevel)
+                    // A chunk's sections are read back with a bound of 512 MiB each (a damage check); a chunk beyond
+                    // that could be written in fragments but not loaded, so it fails the compaction instead.
                     guard payload.count <= JournalFormat.maxRecordBytes else {
                         throw TrellisError(
                             .failed, "\(layout.name): the order of index \(i) takes \(payload.count) bytes, too many")
@@ -337,7 +344,7 @@ enum Checkpoint {
             // An ignorable frame (a type with bit 7 set that this build does not know) is checked like any other,
             // then skipped: it takes no chunk number and its payload is never read, let alone loaded as data.
             if frame.header.type & RecordType.ignorableBit != 0 {
-                offset += frame.header.frameSize
+                offset += frame.extent
                 return try next()
             }
             guard frame.header.sequence == expected else {
@@ -347,9 +354,9 @@ enum Checkpoint {
             let payload = try frame.payload(file: name)
             let context = "\(name) chunk \(frame.header.sequence) at offset \(offset)"
             let start = offset
-            offset += frame.header.frameSize
+            offset += frame.extent
             if frame.header.type == RecordType.checkpointFooter.rawValue {
-                return .footer(payload, offset: start, frameSize: frame.header.frameSize, context: context)
+                return .footer(payload, offset: start, frameSize: frame.extent, context: context)
             }
             if version == 1 {
                 // A rows chunk spends at least a byte on every value and end of a row, so its (inflated) bytes

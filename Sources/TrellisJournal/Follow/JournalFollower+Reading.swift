@@ -87,7 +87,7 @@ extension JournalFollower {
                 return segment.offset
             case .frame(let frame):
                 if frame.header.type & RecordType.ignorableBit != 0 {
-                    segment.offset += frame.header.frameSize
+                    segment.offset += frame.extent
                     continue
                 }
                 let sequence = frame.header.sequence
@@ -126,7 +126,7 @@ extension JournalFollower {
                                 time: RecordFrame.date(frame.header.time)))
                     }
                 }
-                segment.offset += frame.header.frameSize
+                segment.offset += frame.extent
             }
         }
         return nil

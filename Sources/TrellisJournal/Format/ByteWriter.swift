@@ -14,6 +14,10 @@ struct ByteWriter: ~Copyable {
     private(set) var count = 0
     /// Whether `base` is this writer's to free (false while it writes into the array `bytes(estimate:_:)` made).
     private var owned: Bool
+    /// `pieces(estimate:pieceBytes:_:)`: the most bytes one piece holds (0: one buffer, which grows), and the pieces
+    /// written out so far, in order.
+    private var pieceLimit = 0
+    private var sealed: [[UInt8]] = []
 
     private init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         base = buffer.baseAddress!
@@ -38,13 +42,47 @@ struct ByteWriter: ~Copyable {
         return grown ?? bytes
     }
 
+    /// The bytes `body` writes, as pieces that follow one another, each of at most `pieceBytes` unless one item
+    /// alone is larger: an item is never cut, and no buffer ever holds more than a piece, so a record of a gigabyte
+    /// is encoded without one buffer of a gigabyte. Offsets (`setU32`, `written`) are not available in this mode.
+    static func pieces(estimate: Int = 64, pieceBytes: Int, _ body: (inout ByteWriter) -> Void) -> [[UInt8]] {
+        var sealed: [[UInt8]] = []
+        var grown: [UInt8]?
+        let last = [UInt8](unsafeUninitializedCapacity: max(min(estimate, pieceBytes), 64)) { buffer, initialized in
+            var w = ByteWriter(buffer)
+            w.pieceLimit = pieceBytes
+            body(&w)
+            sealed = w.sealed
+            if w.owned {
+                grown = [UInt8](UnsafeBufferPointer(start: w.base, count: w.count))
+                w.base.deallocate()
+                initialized = 0
+            } else {
+                initialized = w.count
+            }
+        }
+        let tail = grown ?? last
+        if !tail.isEmpty || sealed.isEmpty { sealed.append(tail) }
+        return sealed
+    }
+
     /// Makes room for `n` more bytes.
     @inline(__always) mutating func reserve(_ n: Int) {
         if capacity &- count < n { grow(n) }
     }
 
     @inline(never) private mutating func grow(_ n: Int) {
-        let newCapacity = max(capacity * 2, count + n)
+        if pieceLimit > 0 {
+            // Writing in pieces: what is written goes out as a piece when `n` more bytes would pass the limit, and
+            // the buffer is written over from its start.
+            if count > 0 && count + n > pieceLimit {
+                sealed.append([UInt8](UnsafeBufferPointer(start: base, count: count)))
+                count = 0
+            }
+            if capacity &- count >= n { return }
+        }
+        var newCapacity = max(capacity * 2, count + n)
+        if pieceLimit > 0 { newCapacity = max(min(newCapacity, pieceLimit), count + n) }
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.initialize(from: base, count: count)
         if owned { base.deallocate() }
@@ -181,13 +219,14 @@ struct ByteWriter: ~Copyable {
 
     /// Overwrites four bytes at `offset` (for checksums and lengths known only at the end).
     mutating func setU32(_ v: UInt32, at offset: Int) {
-        precondition(offset >= 0 && offset + 4 <= count, "setU32 past the bytes written")
+        precondition(offset >= 0 && offset + 4 <= count && pieceLimit == 0, "setU32 past the bytes written")
         UnsafeMutableRawPointer(base + offset).storeBytes(of: v.littleEndian, as: UInt32.self)
     }
 
     /// The bytes written so far in `range`, valid until the next write (for checksums over what is written).
     func written(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-        precondition(range.lowerBound >= 0 && range.upperBound <= count, "a range past the bytes written")
+        precondition(
+            range.lowerBound >= 0 && range.upperBound <= count && pieceLimit == 0, "a range past the bytes written")
         return UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
     }
 }

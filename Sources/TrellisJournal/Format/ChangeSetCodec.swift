@@ -18,56 +18,69 @@ import TrellisGraph
 /// Positions, not names, identify attributes and relationships: the schema stored in the segment header says what
 /// they mean. Old values ride along so history and undo can read a record without the graph it applied to.
 package enum ChangeSetCodec {
-    /// The payload of `changes`. `ahead` may hold sections encoded already (on another thread, while the commit
+    /// The bytes of one piece of an encoded payload (`ByteWriter.pieces`): no buffer of a big record holds more.
+    static let pieceBytes = JournalFormat.defaultFragmentBytes
+
+    /// The payload of `changes`, as pieces that follow one another (a big record is never one buffer: see
+    /// `ByteWriter.pieces`). `ahead` may hold sections encoded already (on another thread, while the commit
     /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
     /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
-    /// changes.deletes)`; they are copied in instead of encoded again.
+    /// changes.deletes)`; they are taken as they are instead of encoded again.
+    static func encodePieces(
+        _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
+    ) -> [[UInt8]] {
+        var rest = ahead
+        if rest.inserts == nil && rest.updates == nil && rest.editsAndDeletes == nil {
+            // Nothing encoded ahead (most commits): one writer for every section.
+            let estimate = estimatedSize(changes, inserts: true, updates: true) + Self.tailRoom
+            return ByteWriter.pieces(estimate: estimate, pieceBytes: pieceBytes) { w in
+                encodeInserts(changes.inserts, into: &w)
+                encodeUpdates(changes.updates, into: &w)
+                encodeEditsAndDeletes(changes.edits, changes.deletes, into: &w)
+            }
+        }
+        let inserts = rest.inserts.take() ?? encodeInserts(changes.inserts)
+        let updates = rest.updates.take() ?? encodeUpdates(changes.updates)
+        let editsAndDeletes = rest.editsAndDeletes.take() ?? encodeEditsAndDeletes(changes.edits, changes.deletes)
+        var pieces = inserts
+        for piece in updates + editsAndDeletes where !piece.isEmpty {
+            // A small section goes into the last piece in place (sections are made with room to spare after them,
+            // see `tailRoom`), so a small record stays one buffer.
+            if let last = pieces.indices.last, pieces[last].count + piece.count <= pieceBytes {
+                pieces[last] += piece
+            } else {
+                pieces.append(piece)
+            }
+        }
+        return pieces
+    }
+
+    /// `encodePieces` joined into one buffer: for a record that is one blob inside another (a migration's change
+    /// set), and for tests.
     static func encode(
         _ changes: ChangeSet, schema: Schema, ahead: consuming EncodedSections = EncodedSections()
     ) -> [UInt8] {
-        var rest = ahead
-        if var payload = rest.inserts.take() {
-            // The inserts section comes first, so the payload grows from it in place: it was made with room to
-            // spare (see `encodeInserts`), and taken, not copied, so a big insert's megabytes are not copied again.
-            let tail = encode(ChangeSet(updates: changes.updates, edits: changes.edits, deletes: changes.deletes), rest)
-            payload += tail[1...]  // the tail's own inserts section: a count of zero, one byte
-            return payload
-        }
-        return encode(changes, rest)
-    }
-
-    private static func encode(_ changes: ChangeSet, _ ahead: EncodedSections) -> [UInt8] {
-        var estimate = estimatedSize(changes, inserts: ahead.inserts == nil, updates: ahead.updates == nil)
-        estimate += (ahead.inserts?.count ?? 0) + (ahead.updates?.count ?? 0) + (ahead.editsAndDeletes?.count ?? 0)
-        return ByteWriter.bytes(estimate: estimate) { w in
-            if let inserts = ahead.inserts { w.append(inserts) } else { encodeInserts(changes.inserts, into: &w) }
-            if let updates = ahead.updates { w.append(updates) } else { encodeUpdates(changes.updates, into: &w) }
-            if let rest = ahead.editsAndDeletes { w.append(rest) } else { encodeEditsAndDeletes(changes, into: &w) }
-        }
+        let pieces = encodePieces(changes, schema: schema, ahead: ahead)
+        return pieces.count == 1 ? pieces[0] : Array(pieces.joined())
     }
 
     /// The payload's first section, the inserts: the same bytes `encode` writes for them.
-    package static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [UInt8] {
+    package static func encodeInserts(_ inserts: [ChangeSet.Insert]) -> [[UInt8]] {
         var changes = ChangeSet()
         changes.inserts = inserts
-        var bytes = ByteWriter.bytes(estimate: estimatedSize(changes, inserts: true, updates: false)) { w in
-            encodeInserts(inserts, into: &w)
-        }
-        // Room for the sections that follow in a commit of inserts alone, so `encode` appends them in place.
-        bytes.reserveCapacity(bytes.count + Self.tailRoom)
-        return bytes
+        let estimate = estimatedSize(changes, inserts: true, updates: false) + Self.tailRoom
+        return ByteWriter.pieces(estimate: estimate, pieceBytes: pieceBytes) { w in encodeInserts(inserts, into: &w) }
     }
 
-    /// Spare bytes after an inserts section encoded ahead.
+    /// Spare bytes after a section, so that the small sections after it (and the author) go in place.
     static let tailRoom = 4096
 
     /// The payload's second section, the updates: the same bytes `encode` writes for them.
-    package static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [UInt8] {
+    package static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [[UInt8]] {
         var changes = ChangeSet()
         changes.updates = updates
-        return ByteWriter.bytes(estimate: estimatedSize(changes, inserts: false, updates: true)) { w in
-            encodeUpdates(updates, into: &w)
-        }
+        let estimate = estimatedSize(changes, inserts: false, updates: true) + Self.tailRoom
+        return ByteWriter.pieces(estimate: estimate, pieceBytes: pieceBytes) { w in encodeUpdates(updates, into: &w) }
     }
 
     private static func encodeInserts(_ inserts: [ChangeSet.Insert], into w: inout ByteWriter) {
@@ -95,15 +108,11 @@ package enum ChangeSetCodec {
     }
 
     /// The sections after the updates.
-    private static func encodeEditsAndDeletes(_ changes: ChangeSet, into w: inout ByteWriter) {
-        encodeEditsAndDeletes(changes.edits, changes.deletes, into: &w)
-    }
-
     /// The payload's last sections, the edits and the deletes: the same bytes `encode` writes for them.
     package static func encodeEditsAndDeletes(
         _ edits: [ChangeSet.RelationshipEdit], _ deletes: [ChangeSet.Delete]
-    ) -> [UInt8] {
-        ByteWriter.bytes(estimate: 64 + edits.count * 16 + deletes.count * 64) { w in
+    ) -> [[UInt8]] {
+        ByteWriter.pieces(estimate: 64 + edits.count * 16 + deletes.count * 64, pieceBytes: pieceBytes) { w in
             encodeEditsAndDeletes(edits, deletes, into: &w)
         }
     }
@@ -221,6 +230,16 @@ package enum ChangeSetCodec {
     /// Returns the bytes appended, which a writer appending to an older segment drops again (`withoutAuthor`).
     @discardableResult
     package static func appendAuthor(_ author: String?, to payload: inout [UInt8]) -> Int {
+        var pieces = [payload]
+        payload = []
+        let count = appendAuthor(author, to: &pieces)
+        payload = pieces[0]
+        return count
+    }
+
+    /// `appendAuthor(_:to:)` for a payload of pieces: the author goes at the end of the last one.
+    @discardableResult
+    package static func appendAuthor(_ author: String?, to payload: inout [[UInt8]]) -> Int {
         let trailer = ByteWriter.bytes(estimate: 16 + (author?.utf8.count ?? 0)) { w in
             if let author {
                 w.u8(2)
@@ -229,7 +248,8 @@ package enum ChangeSetCodec {
                 w.u8(1)
             }
         }
-        payload += trailer
+        if payload.isEmpty { payload.append([]) }
+        payload[payload.count - 1] += trailer
         return trailer.count
     }
 

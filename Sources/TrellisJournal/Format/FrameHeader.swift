@@ -9,7 +9,8 @@ import TrellisGraph
 ///          4    4 stored payload length S
 ///          8    1 type (`RecordType`; high bit: ignorable when unknown)
 ///          9    1 codec (0 none, 1 zlib)
-///         10    2 flags (0)
+///         10    2 flags (version 10: bit 0 another frame of the record follows, bit 1 the frame continues the
+///                 record of the frame before it; 0 before version 10)
 ///         12    4 uncompressed payload length U (U == S when the codec is none)
 ///         16    8 sequence number (journal: commit sequence; checkpoint: chunk number), strictly +1
 ///         24    8 commit time, microseconds since 1970-01-01 UTC (checkpoint: 0)
@@ -29,6 +30,22 @@ struct FrameHeader: Equatable {
     var watermark: UInt64
     /// The header's size in its file's version: `FrameHeader.size(version:)`.
     var size: Int
+
+    /// Flag bit (version 10): another frame of this record follows this one.
+    static let moreFragments: UInt16 = 1
+    /// Flag bit (version 10): this frame continues the record of the frame before it (same type, sequence number,
+    /// time and watermark).
+    static let continuesRecord: UInt16 = 2
+
+    /// The flags a frame of a file of `version` may carry: the two fragment bits from version 10, none before.
+    static func knownFlags(version: UInt16) -> UInt16 {
+        version >= JournalFormat.fragmentVersion ? moreFragments | continuesRecord : 0
+    }
+
+    /// Whether another frame of this record follows.
+    var hasMoreFragments: Bool { flags & Self.moreFragments != 0 }
+    /// Whether this frame continues a record (it is not where a record starts).
+    var isContinuation: Bool { flags & Self.continuesRecord != 0 }
 
     /// The first version whose frames carry a synced-through watermark (a 40-byte header).
     static let watermarkVersion: UInt16 = 6

@@ -1,7 +1,7 @@
 import TrellisCore
 import TrellisGraph
 
-/// Constants of the on-disk format, version 9 (`journal-format.md` at the repository root explains each choice).
+/// Constants of the on-disk format, version 10 (`journal-format.md` at the repository root explains each choice).
 package enum JournalFormat {
     /// The version this build writes. Versions 2 and 3 changed only the checkpoint: columnar chunks (record type 4),
     /// then stored index order (record type 5); version 4 added migration records; version 5 changed only the
@@ -10,12 +10,13 @@ package enum JournalFormat {
     /// version 7 ends every change-set record with the commit's author and adds the `HISTORY` file (retention);
     /// version 8 adds collection attributes (types 15 to 17) and their value tag (12), and ordered to-many
     /// relationships (a schema byte, the `place` edit, list-ordered checkpoint links); version 9 adds metadata
-    /// attributes (type 19, `[String: MetadataValue]`), whose lists mix null, Booleans, numbers and strings.
-    static let version: UInt16 = 9
+    /// attributes (type 19, `[String: MetadataValue]`), whose lists mix null, Booleans, numbers and strings; version 10 lets one record
+    /// span several frames (`fragmentVersion`).
+    static let version: UInt16 = 10
     /// The versions this build reads: version-1 checkpoints load through the row decoder they were written for,
     /// version-2 checkpoints rebuild every index by sorting, and segments and manifests of versions 1 and 2 are byte
     /// for byte what version 3 writes.
-    static let readableVersions: ClosedRange<UInt16> = 1...9
+    static let readableVersions: ClosedRange<UInt16> = 1...version
     /// What a refusal of another version says this build reads.
     static var readableDescription: String {
         "this build reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)"
@@ -39,8 +40,17 @@ package enum JournalFormat {
     /// Every record starts on a multiple of 8, so its 8-byte checksum-and-length word never straddles a sector and
     /// is written whole or not at all.
     static let alignment = 8
-    /// The largest stored or uncompressed record payload a reader accepts, and the largest commit a writer takes.
+    /// The largest stored or uncompressed payload of one frame a reader accepts (a damage check: from
+    /// `fragmentVersion` on, a record larger than a frame is written as several).
     static let maxRecordBytes = 512 << 20
+    /// The first version whose records may span several frames (flags `FrameHeader.moreFragments` and
+    /// `FrameHeader.continuesRecord`): older files never hold one, and a record that needs several frames is written
+    /// only to a segment of this version or later.
+    static let fragmentVersion: UInt16 = 10
+    /// The payload bytes of one frame of a record written as several (`StoreOptions.fragmentBytes` by default): small
+    /// enough that a writer or reader handles one fragment at a time in bounded memory, big enough that the 40 bytes of
+    /// each frame header are nothing.
+    package static let defaultFragmentBytes = 16 << 20
     /// deflate cannot expand more than about 1032:1; a claimed uncompressed size beyond that is damage, and refusing
     /// it bounds what a damaged length can make the reader allocate.
     static let maxCompressionRatio = 1100

@@ -47,7 +47,7 @@ package enum RecordFrame {
     /// frame first. A watermark is written only in the layout of version 6 and later (older frames have no room).
     static func frameParts(
         type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?,
-        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version
+        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version, flags: UInt16 = 0
     ) -> (header: [UInt8], stored: [UInt8], padding: Int) {
         let headerSize = FrameHeader.size(version: version)
         var stored = payload
@@ -63,7 +63,7 @@ package enum RecordFrame {
             w.u32(UInt32(stored.count))
             w.u8(type.rawValue)
             w.u8(codec.rawValue)
-            w.u16(0)
+            w.u16(flags)
             w.u32(UInt32(payload.count))
             w.u64(sequence)
             w.u64(UInt64(bitPattern: time))
@@ -72,6 +72,92 @@ package enum RecordFrame {
         }
         let length = headerSize + stored.count
         return (header, stored, align(length) - length)
+    }
+
+    /// Where the frames of a record cut its payload, given as pieces that follow one another: consecutive pieces go
+    /// into one frame while together they hold at most `fragmentBytes` (a piece alone is used as it is, without a
+    /// copy), and a piece larger than that is cut into frames of `fragmentBytes`. Each element lists the (piece,
+    /// range) parts of one frame's payload, in order; a record of no bytes is one empty frame.
+    static func fragmentPlan(_ pieces: [[UInt8]], fragmentBytes: Int) -> [[(piece: Int, range: Range<Int>)]] {
+        precondition(fragmentBytes > 0, "fragmentBytes must be positive")
+        var plan: [[(piece: Int, range: Range<Int>)]] = []
+        var current: [(piece: Int, range: Range<Int>)] = []
+        var currentBytes = 0
+        for (i, piece) in pieces.enumerated() where !piece.isEmpty {
+            if currentBytes + piece.count <= fragmentBytes {
+                current.append((i, 0..<piece.count))
+                currentBytes += piece.count
+                continue
+            }
+            if !current.isEmpty {
+                plan.append(current)
+                (current, currentBytes) = ([], 0)
+            }
+            var start = 0
+            while piece.count - start > fragmentBytes {
+                plan.append([(i, start..<(start + fragmentBytes))])
+                start += fragmentBytes
+            }
+            current = [(i, start..<piece.count)]
+            currentBytes = piece.count - start
+        }
+        if !current.isEmpty || plan.isEmpty { plan.append(current) }
+        return plan
+    }
+
+    /// The payload of one frame of `fragmentPlan`: the piece itself when it is one whole piece, else a copy.
+    static func fragmentPayload(_ pieces: [[UInt8]], _ parts: [(piece: Int, range: Range<Int>)]) -> [UInt8] {
+        if parts.count == 1, parts[0].range == pieces[parts[0].piece].indices { return pieces[parts[0].piece] }
+        var out: [UInt8] = []
+        out.reserveCapacity(parts.reduce(0) { $0 + $1.range.count })
+        for part in parts { out += pieces[part.piece][part.range] }
+        return out
+    }
+
+    /// Frames a record whose payload is `pieces`, one after the other, as one frame or (format version 10, when it is
+    /// larger than `fragmentBytes`) as several, and hands each frame's parts to `body` in order, one at a time: a big
+    /// record is compressed and written a fragment at a time and never copied into one buffer. All its frames carry
+    /// the same type, sequence number, time and watermark; flags say first, middle or last. A segment older than
+    /// version 10 takes one frame whatever the size (its writer rotates before a record that needs more).
+    static func forEachFrame(
+        type: RecordType, pieces: [[UInt8]], fragmentBytes: Int, sequence: UInt64, time: Int64, salt: UInt64,
+        compressionLevel: Int32?, watermark: UInt64, version: UInt16,
+        _ body: (_ header: [UInt8], _ stored: [UInt8], _ padding: Int) throws -> Void
+    ) rethrows {
+        let total = pieces.reduce(0) { $0 + $1.count }
+        let limit = version >= JournalFormat.fragmentVersion ? fragmentBytes : max(total, 1)
+        let plan = fragmentPlan(pieces, fragmentBytes: max(limit, 1))
+        for (k, parts) in plan.enumerated() {
+            var flags: UInt16 = 0
+            if k > 0 { flags |= FrameHeader.continuesRecord }
+            if k < plan.count - 1 { flags |= FrameHeader.moreFragments }
+            let parts = frameParts(
+                type: type, payload: fragmentPayload(pieces, parts), sequence: sequence, time: time, salt: salt,
+                compressionLevel: compressionLevel, watermark: watermark, version: version, flags: flags)
+            try body(parts.header, parts.stored, parts.padding)
+        }
+    }
+
+    /// The frames of a record whose payload is `pieces` (see `forEachFrame`), joined.
+    static func encode(
+        type: RecordType, pieces: [[UInt8]], fragmentBytes: Int, sequence: UInt64, time: Int64, salt: UInt64,
+        compressionLevel: Int32?, watermark: UInt64 = 0, version: UInt16 = JournalFormat.version
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        forEachFrame(
+            type: type, pieces: pieces, fragmentBytes: fragmentBytes, sequence: sequence, time: time, salt: salt,
+            compressionLevel: compressionLevel, watermark: watermark, version: version
+        ) { header, stored, padding in
+            if out.isEmpty && padding == 0 && stored.isEmpty {
+                out = header
+                return
+            }
+            out.reserveCapacity(out.count + header.count + stored.count + padding)
+            out += header
+            out += stored
+            out += repeatElement(0, count: padding)
+        }
+        return out
     }
 
     /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one

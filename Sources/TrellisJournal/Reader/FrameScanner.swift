@@ -26,6 +26,9 @@ struct FrameScanner {
     /// offset may claim the rest of the file, so without a bound the search costs the square of the file's size.
     private(set) var resyncHashed = 0
     private(set) var resyncGaveUp = false
+    /// Where the last damage `step(at:)` reported was found: the record's start, or the frame of a record of several
+    /// frames that failed (the rot test looks at that frame).
+    private(set) var damagedFrame = 0
 
     init(
         _ file: any LayerFile, name: String, size: Int, salt: UInt64, otherSalts: [UInt64], knownTypes: Set<UInt8>,
@@ -42,7 +45,69 @@ struct FrameScanner {
 
     var size: Int { window.size }
 
-    mutating func step(at offset: Int) throws -> ScanStep {
+    /// The record at `offset`: one frame, or (version 10) a first frame and the frames that continue it, each checked
+    /// completely. A record cut short (a frame of it damaged, or the file ending before its last frame) is damage at
+    /// the record's start, of the class of what stopped it (`length` when the file ends): a torn multi-frame record is
+    /// a torn tail like a torn frame. `charging`: the search after damage counts every continuing frame's bytes
+    /// against its budget, and gives up (damage) when it is spent.
+    mutating func step(at offset: Int, charging: Bool = false) throws -> ScanStep {
+        damagedFrame = offset
+        let first = try stepFrame(at: offset)
+        guard case .frame(var frame) = first else { return first }
+        if frame.header.isContinuation {
+            return .damage(
+                .decode,
+                "record \(frame.header.sequence) at offset \(offset) continues a record, but a record starts here")
+        }
+        var at = offset + frame.header.frameSize
+        var last = frame.header
+        while last.hasMoreFragments {
+            let k = frame.frameCount + 1
+            let what = "frame \(k) of record \(frame.header.sequence) (at offset \(at))"
+            if charging {
+                resyncHashed += Self.peekLength(&window, at: at, version: version) * (1 + otherSalts.count)
+                guard resyncHashed <= resyncBudget else {
+                    resyncGaveUp = true
+                    return .damage(.length, "\(what): the search gave up")
+                }
+            }
+            switch try stepFrame(at: at) {
+            case .end:
+                damagedFrame = at
+                return .damage(.length, "the file ends before \(what)")
+            case .damage(let kind, let message):
+                damagedFrame = at
+                return .damage(kind, "\(what): \(message)")
+            case .frame(let next):
+                let h = next.header
+                guard h.isContinuation, h.type == frame.header.type, h.sequence == frame.header.sequence,
+                    h.time == frame.header.time, h.watermark == frame.header.watermark
+                else {
+                    damagedFrame = at
+                    return .damage(
+                        .decode,
+                        "\(what) does not continue it (flags 0x\(String(h.flags, radix: 16)), record \(h.sequence), "
+                            + "type \(h.type))")
+                }
+                frame.continuations.append(Frame.Fragment(offset: at, header: h, stored: next.stored))
+                at += h.frameSize
+                last = h
+            }
+        }
+        return .frame(frame)
+    }
+
+    /// The stored length a frame header at `offset` claims (0 when there is no header there), for the search's budget.
+    private static func peekLength(_ window: inout FileWindow, at offset: Int, version: UInt16) -> Int {
+        let headerSize = FrameHeader.size(version: version)
+        guard offset + headerSize <= window.size, let bytes = try? window.bytes(at: offset, count: headerSize),
+            bytes.count == headerSize
+        else { return 0 }
+        return min(FrameHeader(bytes, version: version).storedLength, JournalFormat.maxRecordBytes)
+    }
+
+    /// The one frame at `offset`, checked completely.
+    private mutating func stepFrame(at offset: Int) throws -> ScanStep {
         let left = size - offset
         if left <= 0 { return .end }
         if left < headerSize {
@@ -86,9 +151,9 @@ struct FrameScanner {
         guard Self.plausibleLengths(header) else {
             return .damage(.length, "uncompressed length \(header.uncompressedLength) is impossible")
         }
-        // Every byte is checked: the flags are covered by the checksum and no writer sets one, so a set flag is a
-        // feature this build does not know; the padding is outside the checksum, so it must be zero.
-        guard header.flags == 0 else {
+        // Every byte is checked: the flags are covered by the checksum, and a flag beyond the fragment bits (version
+        // 9) is a feature this build does not know; the padding is outside the checksum, so it must be zero.
+        guard header.flags & ~FrameHeader.knownFlags(version: version) == 0 else {
             return .damage(
                 .unknownType,
                 "frame flags 0x\(String(header.flags, radix: 16)) name a feature this build does not know")
@@ -246,7 +311,8 @@ struct FrameScanner {
 
     /// The offset of the first valid frame after `offset`, trying every aligned position; nil when none follows, or
     /// when the search gave up (`resyncGaveUp`: its budget of hashed bytes is spent, so it cannot say none follows).
-    /// Cheap tests (lengths, type, codec, flags, sequence) go first, so the checksum runs on few candidates.
+    /// Cheap tests (lengths, type, codec, flags, sequence) go first, so the checksum runs on few candidates. Only
+    /// where a record starts counts (version 10: not a frame that continues one), and only a whole record.
     mutating func nextValidFrame(after offset: Int) throws -> Int? {
         var candidate = RecordFrame.align(offset + 1)
         while candidate + headerSize <= size {
@@ -256,7 +322,8 @@ struct FrameScanner {
             let header = FrameHeader(headerBytes, version: version)
             guard !header.isAllZero, header.storedLength <= JournalFormat.maxRecordBytes,
                 header.frameSize <= size - candidate,
-                header.flags == 0, Self.plausibleLengths(header),
+                header.flags & ~FrameHeader.knownFlags(version: version) == 0, !header.isContinuation,
+                Self.plausibleLengths(header),
                 knownTypes.contains(header.type) || header.type & RecordType.ignorableBit != 0
             else { continue }
             resyncHashed += header.storedLength * (1 + otherSalts.count)
@@ -264,7 +331,9 @@ struct FrameScanner {
                 resyncGaveUp = true
                 return nil
             }
-            if case .frame = try step(at: candidate) { return candidate }
+            let found = try step(at: candidate, charging: true)
+            if resyncGaveUp { return nil }
+            if case .frame = found { return candidate }
         }
         return nil
     }

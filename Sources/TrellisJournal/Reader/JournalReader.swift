@@ -259,9 +259,9 @@ public struct JournalReader: Sendable {
                 var record = JournalRecord(
                     sequence: sequence, time: RecordFrame.date(frame.header.time), changes: ChangeSet(),
                     schema: written, migration: nil, file: walked.file, offset: frame.offset,
-                    storedBytes: frame.header.storedLength, frameBytes: frame.header.frameSize,
-                    syncedThrough: frame.header.watermark, uncompressedBytes: frame.header.uncompressedLength,
-                    isCompressed: frame.isCompressed)
+                    storedBytes: frame.storedBytes, frameBytes: frame.extent,
+                    syncedThrough: frame.header.watermark, uncompressedBytes: frame.uncompressedBytes,
+                    isCompressed: frame.isCompressed, frames: frame.frameCount)
                 if frame.header.type == RecordType.migration.rawValue {
                     let migration = try MigrationRecord.decode(payload, base: base, context: context)
                     guard migration.from == base.fingerprint, migration.to == written.fingerprint,

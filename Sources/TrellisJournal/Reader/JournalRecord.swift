@@ -26,18 +26,21 @@ public struct JournalRecord: Sendable {
     public var file: String
     /// The byte offset of the record's frame in `file`.
     public var offset: Int
-    /// The payload's size as stored (compressed or not).
+    /// The payload's size as stored (compressed or not), all its frames together.
     public var storedBytes: Int
-    /// The frame's whole size on disk: its header (40 bytes from format version 6, 32 before), the stored payload
-    /// and the padding to a multiple of 8. The next frame starts at `offset + frameBytes`.
+    /// The record's whole size on disk: its frame's header (40 bytes from format version 6, 32 before), the stored
+    /// payload and the padding to a multiple of 8, or the sum of those of all its frames (`frames`). The next record
+    /// starts at `offset + frameBytes`.
     public var frameBytes: Int
     /// The synced-through watermark of the frame (format version 6 on; 0 before): the last record known durable
     /// when this one was written, 0 for none.
     public var syncedThrough: UInt64
     /// The payload's size before compression.
     public var uncompressedBytes: Int
-    /// Whether the payload is stored deflated (a record is compressed only when that pays).
+    /// Whether the payload is stored deflated, in any of its frames (a record is compressed only when that pays).
     public var isCompressed: Bool
+    /// How many frames the record takes: 1, or more for a record larger than a frame (format version 10).
+    public var frames = 1
     /// The decoded migration, for `applied(to:)`.
     var migrationRecord: MigrationRecord?
 

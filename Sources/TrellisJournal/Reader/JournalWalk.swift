@@ -163,7 +163,7 @@ package struct JournalWalk {
                         }
                     }
                     if resume == nil && isLast && !scanner.resyncGaveUp, kind == .checksum || kind == .length,
-                        let why = try scanner.rot(at: offset)
+                        let why = try scanner.rot(at: scanner.damagedFrame)
                     {
                         outcome.problems.append(JournalProblem(.rot, file: name, offset: offset, why))
                         break scan
@@ -185,7 +185,7 @@ package struct JournalWalk {
                     offset = resume
                     skippedDamage = true
                 case .frame(let frame):
-                    let frameEnd = offset + frame.header.frameSize
+                    let frameEnd = offset + frame.extent
                     if frame.header.type & RecordType.ignorableBit != 0 {
                         offset = frameEnd
                         validEnd = offset
@@ -255,7 +255,7 @@ package struct JournalWalk {
             case .end:
                 return .unacknowledged(records: records, watermark: highest)
             case .frame(let frame):
-                offset += frame.header.frameSize
+                offset += frame.extent
                 if frame.header.type & RecordType.ignorableBit != 0 { continue }
                 guard frame.header.sequence >= missing else { return .unexplained }
                 if frame.header.watermark >= missing {

@@ -12,7 +12,9 @@ package struct DurableFrame: Sendable, Equatable {
     package var version: UInt16
     /// The salt of that segment (the frame's checksum covers it).
     package var salt: UInt64
-    /// The frame: header and stored payload, without the padding after it.
+    /// The frame: header and stored payload, without the padding after it. A record of several frames (format version
+    /// 9) is all its frames as they lie in the segment, padding between them included, without the padding after the
+    /// last.
     package var bytes: [UInt8]
 }
 
@@ -186,7 +188,7 @@ package final class DurableFrameReader {
                 // The end of what is durable here (reserved zeros, or a record being written past the mark).
                 return
             case .frame(let frame):
-                let frameSize = frame.header.frameSize
+                let frameSize = frame.extent
                 if frame.header.type & RecordType.ignorableBit != 0 {
                     segment.offset += frameSize
                     continue
@@ -198,7 +200,8 @@ package final class DurableFrameReader {
                             + "\(last + 1) was due")
                 }
                 if keep {
-                    let length = frame.header.size + frame.header.storedLength
+                    let last = frame.continuations.last?.header ?? frame.header
+                    let length = frameSize - (last.frameSize - last.size - last.storedLength)
                     let bytes = try segment.file.read(at: frame.offset, count: length)
                     guard bytes.count == length else {
                         throw TrellisError(.io, "\(directory)/\(segment.name): short read at offset \(frame.offset)")
@@ -222,23 +225,56 @@ extension DurableFrame {
         guard (1...JournalFormat.version).contains(version) else {
             throw TrellisError(.corrupt, "\(context): format version \(version) is unknown to this build")
         }
-        let headerSize = FrameHeader.size(version: version)
-        guard bytes.count >= headerSize else {
-            throw TrellisError(.corrupt, "\(context): \(bytes.count) bytes are not a frame")
-        }
-        let header = FrameHeader(bytes[0..<headerSize], version: version)
-        guard header.storedLength == bytes.count - headerSize,
-            RecordFrame.checksum(salt: salt, header: bytes[4..<headerSize], stored: bytes[headerSize...])
-                == header.checksum
-        else {
-            throw TrellisError(.corrupt, "\(context): the frame's length or checksum does not check out")
-        }
-        guard header.type == RecordType.changeSet.rawValue || header.type == RecordType.migration.rawValue,
-            header.flags == 0, FrameScanner.plausibleLengths(header)
-        else {
-            throw TrellisError(.corrupt, "\(context): record type \(header.type) or its lengths are not a record's")
-        }
+        let frame = try Self.frame(bytes, version: version, salt: salt, context: context)
+        let header = frame.header
         self.init(sequence: header.sequence, type: header.type, version: version, salt: salt, bytes: bytes)
+    }
+
+    /// The record in `bytes`, each of its frames checked as recovery checks one (whole, checksum under `salt`, a
+    /// record's type, plausible lengths, fragment flags that chain: format version 10); throws `.corrupt` otherwise.
+    static func frame(_ bytes: [UInt8], version: UInt16, salt: UInt64, context: String) throws -> Frame {
+        let headerSize = FrameHeader.size(version: version)
+        var first: Frame?
+        var offset = 0
+        while true {
+            guard bytes.count - offset >= headerSize else {
+                throw TrellisError(.corrupt, "\(context): \(bytes.count - offset) bytes are not a frame")
+            }
+            let header = FrameHeader(bytes[offset..<(offset + headerSize)], version: version)
+            let end = offset + headerSize + header.storedLength
+            guard header.storedLength <= JournalFormat.maxRecordBytes, end <= bytes.count,
+                header.hasMoreFragments ? RecordFrame.align(end) < bytes.count : end == bytes.count,
+                RecordFrame.checksum(
+                    salt: salt, header: bytes[(offset + 4)..<(offset + headerSize)],
+                    stored: bytes[(offset + headerSize)..<end]) == header.checksum
+            else {
+                throw TrellisError(.corrupt, "\(context): the frame's length or checksum does not check out")
+            }
+            guard header.type == RecordType.changeSet.rawValue || header.type == RecordType.migration.rawValue,
+                header.flags & ~FrameHeader.knownFlags(version: version) == 0, FrameScanner.plausibleLengths(header)
+            else {
+                throw TrellisError(.corrupt, "\(context): record type \(header.type) or its lengths are not a record's")
+            }
+            let stored = Array(bytes[(offset + headerSize)..<end])
+            if var record = first {
+                guard header.isContinuation, header.sequence == record.header.sequence,
+                    header.type == record.header.type, header.time == record.header.time,
+                    header.watermark == record.header.watermark
+                else { throw TrellisError(.corrupt, "\(context): a frame that does not continue the record") }
+                record.continuations.append(Frame.Fragment(offset: offset, header: header, stored: stored))
+                first = record
+            } else {
+                guard !header.isContinuation else {
+                    throw TrellisError(.corrupt, "\(context): a record that starts with a continuing frame")
+                }
+                first = Frame(offset: 0, header: header, stored: stored)
+            }
+            guard header.hasMoreFragments else { return first! }
+            guard bytes[end..<RecordFrame.align(end)].allSatisfy({ $0 == 0 }) else {
+                throw TrellisError(.corrupt, "\(context): nonzero padding between frames")
+            }
+            offset = RecordFrame.align(end)
+        }
     }
 
     /// Whether the record is a migration (the writer changed the schema).
@@ -249,9 +285,7 @@ extension DurableFrame {
         guard !isMigration else {
             throw TrellisError(.schemaMismatch, "\(context): the writer migrated the store to another schema")
         }
-        let headerSize = FrameHeader.size(version: version)
-        let header = FrameHeader(bytes[0..<headerSize], version: version)
-        let frame = Frame(offset: 0, header: header, stored: Array(bytes[headerSize...]))
+        let frame = try Self.frame(bytes, version: version, salt: salt, context: context)
         return try ChangeSetCodec.decodeRecord(
             try frame.payload(file: context), schema: schema, context: context, version: version)
     }

@@ -56,7 +56,8 @@ extension Journal {
         do {
             if let failure { throw failure }
             let bytes = try Checkpoint.write(
-                graph, layer: layer, directory: directory, afterChunk: options.checkpointChunkHook)
+                graph, layer: layer, directory: directory, fragmentBytes: options.fragmentBytes,
+                afterChunk: options.checkpointChunkHook)
             let (old, replaced, kept) = try manifestWrites.locked { _ -> (Manifest, [UInt64], HistoryKept) in
                 let (old, replaced, synced) = try files.locked { f -> (Manifest, [UInt64], UInt64) in
                     if let failure { throw failure }

@@ -85,7 +85,17 @@ extension Journal {
                 refused = true
                 throw failure
             }
-            if !work.entries.isEmpty { try append(work.entries) }
+            if !work.entries.isEmpty {
+                // A record of several frames goes only into a segment of format version 10 or later: one a store
+                // reopened from an older build still appends to is rotated first.
+                let fragmentBytes = options.fragmentBytes
+                if work.entries.contains(where: { $0.payloadBytes > fragmentBytes }),
+                    writer.locked({ ($0.segment?.version ?? JournalFormat.version) < JournalFormat.fragmentVersion })
+                {
+                    try rotate()
+                }
+                try append(work.entries)
+            }
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
                 || work.closing || work.intervalDue
@@ -140,11 +150,7 @@ extension Journal {
             // sync of this store confirmed, or that recovery kept (the opener synced it). Point-in-time recovery
             // reads it to tell a hole that only unacknowledged records follow from lost acknowledged ones.
             let watermark = files.locked { $0.synced }
-            if entries.count == 1, entries[0].payload.count >= Self.writtenInParts, !CrashPoints.isArmed("mid-record") {
-                segment.end += try writeInParts(entries[0], to: segment, watermark: watermark)
-            } else {
-                segment.end += try writeBatch(entries, to: &segment, watermark: watermark)
-            }
+            segment.end += try write(entries, to: &segment, watermark: watermark)
             w.segment = segment
             w.lastWritten = entries.last!.sequence
             w.lastWrittenGraph = entries.last!.commit.snapshot
@@ -152,47 +158,67 @@ extension Journal {
         }
     }
 
-    /// Frames `entries` into one buffer and writes it at the segment's end; returns the bytes written.
-    private func writeBatch(_ entries: [Entry], to segment: inout OpenSegment, watermark: UInt64) throws -> Int {
+    /// Frames `entries` and writes them at the segment's end; returns the bytes written. Small records are framed
+    /// into one buffer and written with one positional write; a record of `writtenInParts` or more is written frame
+    /// by frame (each as its header, payload and padding one after the other, so its megabytes are not copied into a
+    /// frame first), and one larger than `StoreOptions.fragmentBytes` as several frames, compressed and written one
+    /// at a time.
+    private func write(_ entries: [Entry], to segment: inout OpenSegment, watermark: UInt64) throws -> Int {
+        let start = segment.end
         var batch: [UInt8] = []
+        var at = segment.end
+        let level = Int32(options.compressionLevel)
+        let midRecord = CrashPoints.isArmed("mid-record")
+        func writeBatch() throws {
+            guard !batch.isEmpty else { return }
+            // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
+            // bound by its data, and reserving after it would only leave zeros on disk.
+            if batch.count < Self.preallocateBelow, at + batch.count > segment.allocated {
+                let target = RecordFrame.align(at + batch.count + Self.preallocationStep)
+                if segment.file.preallocate(to: target) { segment.allocated = target }
+            }
+            if midRecord {
+                try segment.file.write(Array(batch.prefix(batch.count / 2)), at: at)
+                CrashPoints.hit("mid-record")
+            }
+            try segment.file.write(batch, at: at)
+            at += batch.count
+            batch = []
+        }
         for entry in entries {
-            let frame = RecordFrame.encode(
-                type: .changeSet, payload: entry.payload(for: segment.version), sequence: entry.sequence,
-                time: entry.time, salt: segment.salt, compressionLevel: Int32(options.compressionLevel),
-                watermark: watermark,
-                version: segment.version)
-            // A batch of one record is that record's frame, not a copy of it.
-            if batch.isEmpty { batch = frame } else { batch += frame }
+            let inParts =
+                (entry.payloadBytes >= Self.writtenInParts || entry.payloadBytes > options.fragmentBytes) && !midRecord
+            if inParts { try writeBatch() }
+            try RecordFrame.forEachFrame(
+                type: .changeSet, pieces: entry.payload(for: segment.version), fragmentBytes: options.fragmentBytes,
+                sequence: entry.sequence, time: entry.time, salt: segment.salt, compressionLevel: level,
+                watermark: watermark, version: segment.version
+            ) { header, stored, padding in
+                if inParts {
+                    if CrashPoints.isArmed("mid-fragment") {
+                        try segment.file.write(header + stored.prefix(stored.count / 2), at: at)
+                        CrashPoints.hit("mid-fragment")
+                    }
+                    try segment.file.write(header, at: at)
+                    try segment.file.write(stored, at: at + header.count)
+                    at += header.count + stored.count
+                    if padding > 0 { try segment.file.write([UInt8](repeating: 0, count: padding), at: at) }
+                    at += padding
+                    CrashPoints.hit("after-fragment")
+                } else {
+                    // A batch of one record of one frame is that frame, not a copy of it.
+                    if batch.isEmpty && stored.isEmpty && padding == 0 {
+                        batch = header
+                    } else {
+                        batch += header
+                        batch += stored
+                        batch += repeatElement(0, count: padding)
+                    }
+                }
+            }
         }
-        // Small records go into reserved space, so their syncs need not commit a new file size; a big batch is
-        // bound by its data, and reserving after it would only leave zeros on disk.
-        if batch.count < Self.preallocateBelow, segment.end + batch.count > segment.allocated {
-            let target = RecordFrame.align(segment.end + batch.count + Self.preallocationStep)
-            if segment.file.preallocate(to: target) { segment.allocated = target }
-        }
-        if CrashPoints.isArmed("mid-record") {
-            try segment.file.write(Array(batch.prefix(batch.count / 2)), at: segment.end)
-            CrashPoints.hit("mid-record")
-        }
-        try segment.file.write(batch, at: segment.end)
-        return batch.count
-    }
-
-    /// Writes one big record as its header, payload and padding one after the other at the segment's end, so the
-    /// megabytes of its payload go to the file without first being copied into a frame; returns the bytes written.
-    private func writeInParts(_ entry: Entry, to segment: OpenSegment, watermark: UInt64) throws -> Int {
-        let parts = RecordFrame.frameParts(
-            type: .changeSet, payload: entry.payload(for: segment.version), sequence: entry.sequence,
-            time: entry.time, salt: segment.salt,
-            compressionLevel: Int32(options.compressionLevel), watermark: watermark,
-            version: segment.version)
-        try segment.file.write(parts.header, at: segment.end)
-        try segment.file.write(parts.stored, at: segment.end + parts.header.count)
-        let length = parts.header.count + parts.stored.count
-        if parts.padding > 0 {
-            try segment.file.write([UInt8](repeating: 0, count: parts.padding), at: segment.end + length)
-        }
-        return length + parts.padding
+        try writeBatch()
+        return at - start
     }
 
     /// A batch of one record whose payload is at least this big writes the record's parts one after the other.
@@ -257,8 +283,10 @@ extension Journal {
 
 extension Journal.Entry {
     /// The payload as a segment of format `version` takes it: without the author before version 7 (a store opened
-    /// from an older build appends to its last segment in that segment's version until the next rotation).
-    func payload(for version: UInt16) -> [UInt8] {
-        version >= ChangeSetCodec.authorVersion ? payload : Array(payload[..<(payload.count - authorBytes)])
+    /// from an older build appends to its last segment in that segment's version until the next rotation). The
+    /// author is at the end of the last piece.
+    func payload(for version: UInt16) -> [[UInt8]] {
+        guard version < ChangeSetCodec.authorVersion, let last = payload.last else { return payload }
+        return payload.dropLast() + [Array(last[..<(last.count - authorBytes)])]
     }
 }

@@ -17,7 +17,10 @@ package final class Journal: Sendable {
     struct Entry: Sendable {
         let sequence: UInt64
         let time: Int64
-        let payload: [UInt8]
+        /// The record's payload as pieces that follow one another (no one buffer holds a big record).
+        let payload: [[UInt8]]
+        /// The payload's bytes, all pieces together.
+        let payloadBytes: Int
         /// The bytes at the end of `payload` that hold the author (format version 7): a writer appending to a segment
         /// of an older version drops them.
         let authorBytes: Int
@@ -140,35 +143,32 @@ package final class Journal: Sendable {
             let wasEmpty = box.entries.isEmpty
             if wasEmpty { box.oldestQueued = DispatchTime.now() }
             box.entries.append(entry)
-            box.queuedBytes += entry.payload.count
+            box.queuedBytes += entry.payloadBytes
             if perCommit { return wasEmpty }
             // The flusher's timed wait picks the first record up; only a full batch wakes it early (once).
             return wasEmpty
                 || (box.entries.count == Self.relaxedBatchRecords
                     || (box.queuedBytes >= Self.relaxedBatchBytes
-                        && box.queuedBytes - entry.payload.count < Self.relaxedBatchBytes))
+                        && box.queuedBytes - entry.payloadBytes < Self.relaxedBatchBytes))
         }
         if wakeFlusher { wake.signal() }
     }
 
     /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability
     /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order.
-    /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`).
+    /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`). A record of
+    /// any size is taken: one larger than `StoreOptions.fragmentBytes` is written as several frames (format version 10),
+    /// so memory, not a record limit, bounds a commit.
     package func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
         if let failure { throw failure }
-        var payload = ChangeSetCodec.encode(commit.changes, schema: schema, ahead: consume ahead)
+        var payload = ChangeSetCodec.encodePieces(commit.changes, schema: schema, ahead: consume ahead)
         let authorBytes = ChangeSetCodec.appendAuthor(commit.author, to: &payload)
-        guard payload.count <= JournalFormat.maxRecordBytes else {
-            throw TrellisError(
-                .invalidArgument,
-                "the commit encodes to \(payload.count) bytes, more than the \(JournalFormat.maxRecordBytes) a journal "
-                    + "record may hold; split it into several commits")
-        }
         let ticket = options.durability == .perCommit ? Ticket() : nil
         enqueue(
             Entry(
                 sequence: commit.sequence, time: RecordFrame.microseconds(commit.time), payload: payload,
-                authorBytes: authorBytes, commit: commit, ticket: ticket))
+                payloadBytes: payload.reduce(0) { $0 + $1.count }, authorBytes: authorBytes, commit: commit,
+                ticket: ticket))
         return ticket
     }
 

@@ -21,14 +21,16 @@ import Testing
     }
 
     /// Schemas (defaults of every kind), file headers, manifests and record frames (stored, not deflated), in this
-    /// build's format (version 9: version 6's layouts, with its number), as versions 8, 7 and 6 wrote them (frames of
-    /// 40-byte headers carrying a synced-through watermark) and as version 5 wrote them (32-byte frame headers), whose
-    /// digests are the ones recorded before versions 9, 8, 7 and 6: older stores read, and are appended to, byte for
-    /// byte as before.
+    /// build's format (version 10: version 6's layouts, with its number; a record of one frame has flags 0), as
+    /// versions 9, 8, 7 and 6 wrote them (frames of 40-byte headers carrying a synced-through watermark) and as
+    /// version 5 wrote them (32-byte frame headers), whose digests are the ones recorded before versions 10, 9, 8, 7
+    /// and 6: older stores read, and are appended to, byte for byte as before.
     @Test func schemasHeadersManifestsAndFramesAreUnchanged() {
-        #expect(JournalFormat.version == 9)
-        let current = Self.headerDigest(version: 9)
-        #expect(current == Self.headersVersion9, "digest \(String(current, radix: 16))")
+        #expect(JournalFormat.version == 10)
+        let current = Self.headerDigest(version: 10)
+        #expect(current == Self.headersVersion10, "digest \(String(current, radix: 16))")
+        let nine = Self.headerDigest(version: 9)
+        #expect(nine == Self.headersVersion9, "digest \(String(nine, radix: 16))")
         let eight = Self.headerDigest(version: 8)
         #expect(eight == Self.headersVersion8, "digest \(String(eight, radix: 16))")
         let seven = Self.headerDigest(version: 7)
@@ -40,12 +42,12 @@ import Testing
         let header = FileHeader(
             magic: JournalFormat.segmentMagic, id: 1, sequence: 1, salt: 1, fingerprint: 0, schemaBytes: [2, 0, 0])
         #expect(
-            header.encoded()[8] == 9
+            header.encoded()[8] == 10
                 && Manifest(
                     generation: 1, fingerprint: 0, checkpointSequence: 0, checkpointBytes: 0, firstSegment: 1,
                     lastSegment: 1,
                     durableSequence: 0
-                ).encoded()[8] == 9)
+                ).encoded()[8] == 10)
         let five = Self.headerDigest(version: 5)
         #expect(five == Self.headersVersion5, "digest \(String(five, radix: 16))")
     }
@@ -74,6 +76,40 @@ import Testing
         let check = Zlib.crc32(0, manifestBytes[0..<72])
         for i in 0..<4 { manifestBytes[72 + i] = UInt8(truncatingIfNeeded: check >> (8 * UInt32(i))) }
         return Zlib.crc32(crc, manifestBytes)
+    }
+
+    /// A record of several frames (version 10): 100 payload bytes in frames of at most 40, flags 1, 3, 3, 2, each
+    /// frame checked on its own, the same sequence number, time and watermark in all; its bytes pinned.
+    @Test func aRecordOfSeveralFramesIsPinned() throws {
+        let payload = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let bytes = RecordFrame.encode(
+            type: .changeSet, pieces: [Array(payload[..<30]), Array(payload[30...])], fragmentBytes: 40, sequence: 12,
+            time: 99, salt: 0x0123_4567_89ab_cdef, compressionLevel: nil, watermark: 11)
+        var flags: [UInt16] = []
+        var offset = 0
+        var joined: [UInt8] = []
+        while offset < bytes.count {
+            let header = FrameHeader(bytes[offset..<(offset + 40)], version: 10)
+            #expect(header.sequence == 12 && header.time == 99 && header.watermark == 11 && header.type == 1)
+            #expect(header.storedLength <= 40)
+            flags.append(header.flags)
+            joined += bytes[(offset + 40)..<(offset + 40 + header.storedLength)]
+            offset += header.frameSize
+        }
+        // The first piece (30 bytes) fits a frame with room to spare, but not with the next: pieces are never
+        // joined past the limit, and the 70-byte piece is cut at 40.
+        #expect(flags == [1, 3, 2] && joined == payload)
+        let digest = Zlib.crc32(0, bytes)
+        #expect(digest == Self.fragments, "digest \(String(digest, radix: 16))")
+        // One frame, flags 0, when the record fits.
+        let one = RecordFrame.encode(
+            type: .changeSet, pieces: [payload], fragmentBytes: 100, sequence: 12, time: 99, salt: 1,
+            compressionLevel: nil)
+        #expect(
+            one
+                == RecordFrame.encode(
+                    type: .changeSet, payload: payload, sequence: 12, time: 99, salt: 1,
+                    compressionLevel: nil))
     }
 
     /// The author that ends a change-set record from version 7: 1 for none, else 2 and the string (never a zero last
@@ -181,6 +217,9 @@ import Testing
     /// Recorded with the move to version 9 (metadata attributes): version 6's layouts again, and schemas without a
     /// metadata attribute encode as before.
     static let headersVersion9: UInt32 = 0xa7c9_2fcd
+    /// Version 10's layouts are version 9's (the digest is blind to the version field, checked on its own).
+    static let headersVersion10: UInt32 = 0xa7c9_2fcd
+    static let fragments: UInt32 = 0x0504_548f
     /// The `HISTORY` file of `theHistoryFileIsPinnedAndChecksItself` (version 7).
     static let historyFile: UInt32 = 0x2144_df1c
     /// Version 5's bytes, the digest recorded before version 6.

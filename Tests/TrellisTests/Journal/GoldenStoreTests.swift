@@ -128,7 +128,7 @@ enum GoldenStore {
     /// Each golden store and the format version its files carry.
     static let stores: [(name: String, version: UInt8)] = [
         ("format4-store", 4), ("format5-store", 5), ("format6-store", 6), ("format7-store", 7),
-        ("format8-store", 8),
+        ("format8-store", 8), ("format9-store", 9),
     ]
 
     func copy(_ name: String) throws -> URL {
