@@ -343,6 +343,8 @@ struct LeafEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws {}
 
+    // Inlined into each typed `encode`, so that the value's type is known there (no generic metadata per field).
+    @inline(__always)
     private func put<T: PersistentValue>(_ value: T, _ key: Key) {
         guard case .leaf(let i)? = fields[key.stringValue] else { return }
         encoder.values[i] = value.persistentValue
@@ -431,6 +433,8 @@ struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
+    // Inlined into each typed `decode`, so that the value's type is known there (no generic metadata per field).
+    @inline(__always)
     private func scalar<T: PersistentValue>(_ type: T.Type, _ key: Key) throws -> T {
         guard case .leaf(let i)? = fields[key.stringValue], let value = T(persistentValue: decoding.values[i]) else {
             throw ShapeError("\(key.stringValue) holds no \(type)")
