@@ -174,7 +174,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
             // One read of the storage (a key path projection copies it whole) serves the ordinal and the codec.
             let storage = object[keyPath: storageKeyPath]
             let ordinal =
-                storage.slot >= 0 ? storage.slot : ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
             if let probe = object.probe {
                 if let composite = storage.composite, let shape = try? composite.shape.get() {
                     // Key paths into a composite are told apart by which leaf changes what they read.
@@ -210,7 +210,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
             }
             let storage = object[keyPath: storageKeyPath]
             let ordinal =
-                storage.slot >= 0 ? storage.slot : ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
             object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
                 if let composite = storage.composite {
                     context.setCompositeValues(id, object.binding!, ordinal, composite.leaves(of: newValue))
