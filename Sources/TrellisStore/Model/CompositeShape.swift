@@ -69,12 +69,14 @@ final class CompositeShape: Sendable {
         self.nodes = nodes
         // Each container's fields in the order their leaves were found: the order its type codes them in.
         var ordered = [[(name: String, field: Field)]](repeating: [], count: nodes.count)
-        var placed = Set<[String]>()
-        for leaf in leaves where !leaf.path.isEmpty && placed.insert(leaf.path).inserted {
-            let parent = nodeOfPath[Array(leaf.path.dropLast())]!
-            let name = leaf.path.last!
-            if !ordered[parent].contains(where: { $0.name == name }), let field = nodes[parent][name] {
-                ordered[parent].append((name, field))
+        for leaf in leaves where !leaf.path.isEmpty {
+            // A nested composite's own field comes in with its first leaf: every prefix of the path names one.
+            for end in 1...leaf.path.count {
+                let parent = nodeOfPath[Array(leaf.path[..<(end - 1)])]!
+                let name = leaf.path[end - 1]
+                if !ordered[parent].contains(where: { $0.name == name }), let field = nodes[parent][name] {
+                    ordered[parent].append((name, field))
+                }
             }
         }
         self.orderedNodes = ordered
