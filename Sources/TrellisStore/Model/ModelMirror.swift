@@ -4,7 +4,7 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// Walks the wrapped properties of a model object with `Mirror`.
+/// Walks the wrapped properties of a model object: at their field offsets, found once per class, or with `Mirror`.
 enum ModelMirror {
     /// The storage of every wrapped property, by ordinal, with its property name.
     ///
