@@ -34,20 +34,24 @@ struct ContextView {
 
     /// Every attribute of an object, or nil when it does not exist.
     func row(_ id: ObjectID) -> [Value]? {
-        guard exists(id) else { return nil }
+        // One pass from the top: the topmost layer that inserted or deleted the object decides whether it exists and
+        // which row the changes of the layers above it apply to (as `exists` decides, without asking twice).
         var start = 0
         var row: [Value]? = nil
-        for (i, layer) in layers.enumerated().reversed() {
-            if let full = layer.row(id).full {
+        for i in layers.indices.reversed() {
+            switch layers[i].full(id) {
+            case .value(let full):
                 row = full
                 start = i + 1
-                break
+            case .absent: return nil
+            case .below: continue
             }
+            break
         }
         if row == nil { row = base.row(id) }
         guard var row else { return nil }
         for layer in layers[start...] {
-            if let changes = layer.row(id).changes {
+            if let changes = layer.changes(id) {
                 for (a, v) in changes { row[a] = v }
             }
         }

@@ -154,16 +154,19 @@ extension ModelContext {
     /// Sets a composite attribute's leaves: only those that change become pending changes (and reach the journal).
     func setCompositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ values: [Value]) {
         guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
-        let layout = schema.layouts[Int(id.entity)]
-        let view = self.view
-        guard view.exists(id) else {
-            writesToDeleted.append("\(schema.describe(id)).\(layout.attributes[leaves[0]].name)")
+        let attributes = schema.layouts[Int(id.entity)].attributes
+        // One read of the object's row (nil: it does not exist in this view) for every leaf's comparison.
+        guard let row = view.row(id) else {
+            writesToDeleted.append("\(schema.describe(id)).\(attributes[leaves[0]].name)")
             return
         }
-        let row = view.row(id)
         for (a, value) in zip(leaves, values) {
-            let value = normalized(value, layout.attributes[a], layout.name)
-            guard (row?[a] ?? view.value(id, a)) != value else { continue }
+            // The leaf's type alone normalizes; the whole description (for the message) only when it does not fit.
+            guard let value = attributes[a].type.normalized(value) else {
+                _ = normalized(value, attributes[a], schema.layouts[Int(id.entity)].name)
+                continue
+            }
+            guard row[a] != value else { continue }
             noteOrigin(id)
             pending.set(id, a, value)
         }

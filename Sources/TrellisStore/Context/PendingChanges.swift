@@ -88,6 +88,16 @@ final class PendingChanges {
         return .below
     }
 
+    /// The full row of an object inserted here; absent for one deleted here; below otherwise.
+    func full(_ id: ObjectID) -> Answer<[Value]> {
+        if let row = inserted[id] { return .value(row) }
+        if deleted.contains(id) { return .absent }
+        return .below
+    }
+
+    /// The changes made here to an object that lies below, if any.
+    func changes(_ id: ObjectID) -> [Int: Value]? { updated[id] }
+
     /// The row of an object inserted here, or the changes made here to one that lies below.
     func row(_ id: ObjectID) -> (full: [Value]?, changes: [Int: Value]?) {
         (inserted[id], updated[id])

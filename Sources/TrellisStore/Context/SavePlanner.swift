@@ -53,12 +53,14 @@ struct SavePlanner {
         for id in pending.deleteRoots { candidates.insert(id) }
         for id in candidates {
             plan.watched.insert(id)
-            guard let now = newest.row(id) else {
+            guard newest.contains(id) else {
                 if !pending.isDeleted(id) { clashes[id] = Clash(kind: .deletedInStore) }
                 continue
             }
             let before = origin(id)
-            guard let then = before.row(id) else { continue }
+            // Read from the newest version: no commit since can have changed it.
+            if before.sequence == newest.sequence { continue }
+            guard let now = newest.row(id), let then = before.row(id) else { continue }
             var clash = Clash(kind: .updatedInStore)
             clash.storeAttributes = Set(now.indices.filter { now[$0] != then[$0] })
             clash.storeLinks = Set(

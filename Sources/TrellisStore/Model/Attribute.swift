@@ -171,8 +171,10 @@ public struct Attribute<Value>: ModelPropertyStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
     ) -> Value {
         get {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+            // One read of the storage (a key path projection copies it whole) serves the ordinal and the codec.
             let storage = object[keyPath: storageKeyPath]
+            let ordinal =
+                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
             if let probe = object.probe {
                 if let composite = storage.composite, let shape = try? composite.shape.get() {
                     // Key paths into a composite are told apart by which leaf changes what they read.
@@ -199,13 +201,17 @@ public struct Attribute<Value>: ModelPropertyStorage {
             return value
         }
         set {
-            let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
-            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
-                guard let context = object.modelContext, let id = object.storedID else {
+            guard let context = object.modelContext, let id = object.storedID else {
+                _ = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+                object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
                     object[keyPath: storageKeyPath].value = newValue
-                    return
                 }
-                let storage = object[keyPath: storageKeyPath]
+                return
+            }
+            let storage = object[keyPath: storageKeyPath]
+            let ordinal =
+                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
+            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
                 if let composite = storage.composite {
                     context.setCompositeValues(id, object.binding!, ordinal, composite.leaves(of: newValue))
                 } else {

@@ -34,6 +34,8 @@ final class CompositeShape: Sendable {
     /// Per container (0: the attribute's own struct), its fields by name: coding looks fields up here, one short
     /// string each, instead of joining paths.
     let nodes: [[String: Field]]
+    /// Per container, its fields in coding order: `FieldCursor` finds each with one comparison when asked in order.
+    let orderedNodes: [[(name: String, field: Field)]]
 
     private init(_ leaves: [Leaf]) {
         self.leaves = leaves
@@ -65,6 +67,19 @@ final class CompositeShape: Sendable {
             }
         }
         self.nodes = nodes
+        // Each container's fields in the order their leaves were found: the order its type codes them in.
+        var ordered = [[(name: String, field: Field)]](repeating: [], count: nodes.count)
+        for leaf in leaves where !leaf.path.isEmpty {
+            // A nested composite's own field comes in with its first leaf: every prefix of the path names one.
+            for end in 1...leaf.path.count {
+                let parent = nodeOfPath[Array(leaf.path[..<(end - 1)])]!
+                let name = leaf.path[end - 1]
+                if !ordered[parent].contains(where: { $0.name == name }), let field = nodes[parent][name] {
+                    ordered[parent].append((name, field))
+                }
+            }
+        }
+        self.orderedNodes = ordered
     }
 
     /// Whether the attribute itself is optional (its presence leaf comes first, with an empty path).
@@ -304,6 +319,29 @@ struct PathKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
+/// Finds a container's fields by name, trying the one after the last found first: synthesized coding asks for the
+/// fields in declaration order, so each lookup is usually one string comparison instead of a hash.
+final class FieldCursor {
+    private let fields: [(name: String, field: CompositeShape.Field)]
+    private var next = 0
+
+    init(_ fields: [(name: String, field: CompositeShape.Field)]) { self.fields = fields }
+
+    /// The field named `name`, or nil; `advance` moves past it (a decode or encode does, a presence test does not).
+    func field(_ name: String, advance: Bool) -> CompositeShape.Field? {
+        let i: Int
+        if next < fields.count, fields[next].name == name {
+            i = next
+        } else if let found = fields.firstIndex(where: { $0.name == name }) {
+            i = found
+        } else {
+            return nil
+        }
+        if advance { next = i + 1 }
+        return fields[i].field
+    }
+}
+
 // MARK: Encoding
 
 /// Collects a value's leaves as it encodes itself.
@@ -330,7 +368,8 @@ struct LeafEncoding: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(LeafEncodingContainer<Key>(encoder: encoder, fields: encoder.shape.nodes[node]))
+        KeyedEncodingContainer(
+            LeafEncodingContainer<Key>(encoder: encoder, fields: FieldCursor(encoder.shape.orderedNodes[node])))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer { preconditionFailure("not a composite field") }
@@ -339,13 +378,15 @@ struct LeafEncoding: Encoder {
 
 struct LeafEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: LeafEncoder
-    let fields: [String: CompositeShape.Field]
+    let fields: FieldCursor
     var codingPath: [any CodingKey] { [] }
 
     mutating func encodeNil(forKey key: Key) throws {}
 
+    // Inlined into each typed `encode`, so that the value's type is known there (no generic metadata per field).
+    @inline(__always)
     private func put<T: PersistentValue>(_ value: T, _ key: Key) {
-        guard case .leaf(let i)? = fields[key.stringValue] else { return }
+        guard case .leaf(let i)? = fields.field(key.stringValue, advance: true) else { return }
         encoder.values[i] = value.persistentValue
     }
 
@@ -360,7 +401,7 @@ struct LeafEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: Int64, forKey key: Key) throws { put(value, key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        switch fields[key.stringValue] {
+        switch fields.field(key.stringValue, advance: true) {
         case .leaf(let i)?:
             if let scalar = value as? any PersistentValue { encoder.values[i] = scalar.persistentValue }
         case .composite(let node, let presence)?:
@@ -407,7 +448,8 @@ struct LeafDecoding: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(LeafDecodingContainer<Key>(decoding: self, fields: shape.nodes[node]))
+        KeyedDecodingContainer(
+            LeafDecodingContainer<Key>(decoding: self, fields: FieldCursor(shape.orderedNodes[node])))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw ShapeError("not a composite field") }
@@ -416,15 +458,15 @@ struct LeafDecoding: Decoder {
 
 struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoding: LeafDecoding
-    let fields: [String: CompositeShape.Field]
+    let fields: FieldCursor
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { [] }
 
-    func contains(_ key: Key) -> Bool { fields[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { fields.field(key.stringValue, advance: false) != nil }
 
     /// A field is nil when its leaf holds null, or, for a composite, when its presence column is not true.
     func decodeNil(forKey key: Key) throws -> Bool {
-        switch fields[key.stringValue] {
+        switch fields.field(key.stringValue, advance: false) {
         case .leaf(let i)?: return decoding.values[i].isNull
         case .composite(_, let presence?)?: return decoding.values[presence] != .bool(true)
         case .composite(_, nil)?: return false
@@ -432,8 +474,12 @@ struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
+    // Inlined into each typed `decode`, so that the value's type is known there (no generic metadata per field).
+    @inline(__always)
     private func scalar<T: PersistentValue>(_ type: T.Type, _ key: Key) throws -> T {
-        guard case .leaf(let i)? = fields[key.stringValue], let value = T(persistentValue: decoding.values[i]) else {
+        guard case .leaf(let i)? = fields.field(key.stringValue, advance: true),
+            let value = T(persistentValue: decoding.values[i])
+        else {
             throw ShapeError("\(key.stringValue) holds no \(type)")
         }
         return value
@@ -450,7 +496,7 @@ struct LeafDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try scalar(type, key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        switch fields[key.stringValue] {
+        switch fields.field(key.stringValue, advance: true) {
         case .leaf(let i)?:
             guard let scalar = type as? any PersistentValue.Type,
                 let value = scalar.init(persistentValue: decoding.values[i]) as? T

@@ -1,12 +1,66 @@
+@_spi(Reflection) import Swift
 import Synchronization
 import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// Walks the wrapped properties of a model object with `Mirror`.
+/// Walks the wrapped properties of a model object: at their field offsets, found once per class, or with `Mirror`.
 enum ModelMirror {
     /// The storage of every wrapped property, by ordinal, with its property name.
+    ///
+    /// Read at the fields' offsets, found once per class: reflecting the object with `Mirror` every time (as an
+    /// insert asks) boxes and casts every child. A class whose fields the runtime cannot list is reflected.
     static func properties(of object: Model) -> [(name: String, storage: any ModelPropertyStorage)] {
+        guard let fields = storedFields(of: object) else { return reflected(object) }
+        return withExtendedLifetime(object) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            return fields.map { field in (field.name, field.type.load(from: base + field.offset)) }
+        }
+    }
+
+    /// A wrapped property's storage field: its name (without the underscore), offset and type.
+    private struct StoredField: @unchecked Sendable {
+        // Unchecked: a metatype, immutable.
+        let name: String
+        let offset: Int
+        let type: any ModelPropertyStorage.Type
+    }
+
+    /// `_EachFieldOptions.classType` (a `static var` there, so not readable in Swift 6 mode).
+    private static let classType = _EachFieldOptions(rawValue: 1 << 0)
+
+    private static let fieldCache = Mutex<[ObjectIdentifier: [StoredField]?]>([:])
+
+    /// The storage fields of the object's class (superclass fields first, in declaration order), or nil when the
+    /// runtime cannot list them or they are not the ones `Mirror` finds on the object.
+    private static func storedFields(of object: Model) -> [StoredField]? {
+        let type = Swift.type(of: object)
+        let key = ObjectIdentifier(type)
+        if let known = fieldCache.locked({ $0[key] }) { return known }
+        var fields: [StoredField] = []
+        let listed = _forEachField(of: type, options: classType) { name, offset, fieldType, _ in
+            if let storage = fieldType as? any ModelPropertyStorage.Type {
+                let label = String(cString: name)
+                fields.append(
+                    StoredField(
+                        name: label.hasPrefix("_") ? String(label.dropFirst()) : label, offset: offset, type: storage))
+            }
+            return true
+        }
+        // Checked once against `Mirror`: same names, same order, same types.
+        let mirrored = reflected(object)
+        let agrees =
+            listed && fields.map(\.name) == mirrored.map(\.name)
+            && zip(fields, mirrored).allSatisfy {
+                ObjectIdentifier($0.type) == ObjectIdentifier(Swift.type(of: $1.storage))
+            }
+        let result = agrees ? fields : nil
+        fieldCache.locked { _ = $0.updateValue(result, forKey: key) }
+        return result
+    }
+
+    /// The storages found by reflecting the object with `Mirror`.
+    private static func reflected(_ object: Model) -> [(name: String, storage: any ModelPropertyStorage)] {
         var chain: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: object)
         // Model's own bookkeeping fields hold no wrapped properties: stop before reflecting them.
@@ -32,15 +86,19 @@ enum ModelMirror {
     static func ordinal<M: Model, S: ModelPropertyStorage, V>(
         _ object: M, _ keyPath: ReferenceWritableKeyPath<M, S>, wrapped: ReferenceWritableKeyPath<M, V>
     ) -> Int {
-        let cached = object[keyPath: keyPath].slot
-        if cached >= 0 { return cached }
+        ordinal(object, keyPath, wrapped: wrapped, slot: object[keyPath: keyPath].slot)
+    }
+
+    /// `ordinal(_:_:wrapped:)` for a caller that has read the storage's `slot` already.
+    static func ordinal<M: Model, S: ModelPropertyStorage, V>(
+        _ object: M, _ keyPath: ReferenceWritableKeyPath<M, S>, wrapped: ReferenceWritableKeyPath<M, V>, slot: Int
+    ) -> Int {
+        if slot >= 0 { return slot }
         // A wrapper's key path is one object per declaration site, so its identity usually finds the ordinal without
-        // hashing the key path; the entry keeps the key path alive, so no other key path can take its address.
+        // hashing the key path; the entry keeps the key path alive, so no other key path can take its address. The
+        // ordinal is not written back to the storage: that write through the key path costs more than this lookup.
         let fast = FastKey(keyPath: ObjectIdentifier(keyPath), type: ObjectIdentifier(Swift.type(of: object)))
-        if let known = fastCache.locked({ $0[fast] }), known.keyPath.keyPath === keyPath {
-            object[keyPath: keyPath].slot = known.ordinal
-            return known.ordinal
-        }
+        if let known = fastCache.locked({ $0[fast] }), known.keyPath.keyPath === keyPath { return known.ordinal }
         let key = SlotKey(keyPath: KeyPathKey(keyPath), type: ObjectIdentifier(Swift.type(of: object)))
         if let known = slotCache.locked({ $0[key] }) {
             object[keyPath: keyPath].slot = known

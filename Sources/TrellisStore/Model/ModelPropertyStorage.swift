@@ -25,4 +25,7 @@ protocol ModelPropertyStorage {
 extension ModelPropertyStorage {
     /// None: only composite attributes have leaves.
     var unmanagedLeaves: [Value]? { nil }
+
+    /// A copy of the storage held at `address` (a field of this type inside a live model object).
+    static func load(from address: UnsafeRawPointer) -> any ModelPropertyStorage { address.load(as: Self.self) }
 }
