@@ -163,8 +163,14 @@ extension JetStream {
 
     /// Pulls up to `batch` messages, in stream order, waiting at most `timeout` for them: returns as soon as `batch`
     /// have come, or with fewer (possibly none) when the server's wait expires.
+    ///
+    /// With `noWait`, the server does not wait: it sends what it holds now, up to `batch`, and ends the request at once
+    /// with a status (404 when it held nothing, 408 after fewer than `batch`), so the fetch returns without waiting
+    /// for `timeout`. A waiting fetch's end relies on the server's 408 at expiry, which nats-server 2.9 sometimes
+    /// leaves out when messages arrive as the request expires; the client then waits out its own limit (`timeout`
+    /// and a second), so a consumer that keeps up with a busy stream should fetch with `noWait`.
     public func fetch(
-        stream: String, consumer: String, batch: Int, timeout: Duration = .seconds(1)
+        stream: String, consumer: String, batch: Int, timeout: Duration = .seconds(1), noWait: Bool = false
     ) throws
         -> [JetStreamMessage]
     {
@@ -173,9 +179,13 @@ extension JetStream {
         let inbox = connection.newInbox()
         let subscription = try connection.subscribe(inbox)
         defer { connection.unsubscribe(subscription) }
-        let body = "{\"batch\":\(batch),\"expires\":\(max(timeout.nanoseconds, 1_000_000))}"
+        let body =
+            noWait
+            ? "{\"batch\":\(batch),\"no_wait\":true}"
+            : "{\"batch\":\(batch),\"expires\":\(max(timeout.nanoseconds, 1_000_000))}"
         try connection.publish(subject, payload: Array(body.utf8), replyTo: inbox)
-        // The server ends the wait with a 408 at `expires`; the client's own limit leaves it a second more.
+        // The server ends the wait with a 408 at `expires` (a no-wait request at once); the client's own limit leaves
+        // it a second more.
         let deadline = ContinuousClock.now + timeout + .seconds(1)
         var messages: [JetStreamMessage] = []
         while messages.count < batch {

@@ -42,9 +42,14 @@ public struct JetStream: Sendable {
     }
 
     /// Removes the stream's messages (those on `subject` only, if given; with `before`, only those of a lower stream
-    /// sequence); returns how many went.
+    /// sequence); returns how many went. `before` of 0 or 1 purges nothing: no message is below it (the server's own
+    /// request takes a `seq` of 1 as no bound at all and empties the stream, so none is sent).
     @discardableResult
     public func purgeStream(_ name: String, subject: String? = nil, before: UInt64? = nil) throws -> UInt64 {
+        if let before, before <= 1 {
+            _ = try Self.checkedName(name)
+            return 0
+        }
         let purged: Purged = try call(
             "STREAM.PURGE.\(try Self.checkedName(name))", body: PurgeRequest(filter: subject, seq: before))
         return purged.purged

@@ -114,26 +114,36 @@ public struct ObjectStore: Sendable {
         return info
     }
 
-    /// The bytes of `name`, read chunk by chunk and checked against the metadata's size and digest; throws
-    /// `objectNotFound`, or `objectCorrupt` when they do not match.
+    /// The bytes of `name`, checked against the metadata's size and digest; throws `objectNotFound`, or
+    /// `objectCorrupt` when they do not match. The chunks come through an ephemeral pull consumer on the object's chunk
+    /// subject, many to a fetch, rather than one request a chunk.
     public func get(_ name: String) throws -> [UInt8] {
         let info = try info(name)
         let chunkSubject = "$O.\(bucket).C.\(info.nuid)"
         var data = [UInt8]()
         data.reserveCapacity(Int(clamping: info.size))
         var hash = SHA256()
-        var sequence: UInt64 = 1
-        for index in 0..<info.chunks {
-            let chunk: StoredMessage
-            do {
-                chunk = try jetStream.message(stream: streamName, sequence: sequence, nextOnSubject: chunkSubject)
-            } catch let error as NATSError where error.code == .messageNotFound {
-                throw NATSError(.objectCorrupt, "object \(name): chunk \(index + 1) of \(info.chunks) is missing")
+        if info.chunks > 0 {
+            var config = ConsumerConfig(deliverPolicy: .all, ackPolicy: .none, filterSubject: chunkSubject)
+            config.inactiveThreshold = .seconds(30)
+            let consumer = try jetStream.createConsumer(stream: streamName, config: config)
+            defer { try? jetStream.deleteConsumer(stream: streamName, consumer: consumer.name) }
+            var received = 0
+            while received < info.chunks && data.count <= info.size {
+                let batch = try jetStream.fetch(
+                    stream: streamName, consumer: consumer.name,
+                    batch: min(Self.chunksPerFetch, info.chunks - received),
+                    timeout: .seconds(10), noWait: true)
+                guard !batch.isEmpty else {
+                    throw NATSError(
+                        .objectCorrupt, "object \(name): chunk \(received + 1) of \(info.chunks) is missing")
+                }
+                for chunk in batch {
+                    hash.update(chunk.message.payload)
+                    data += chunk.message.payload
+                }
+                received += batch.count
             }
-            hash.update(chunk.payload)
-            data += chunk.payload
-            sequence = chunk.sequence + 1
-            guard data.count <= info.size else { break }
         }
         let digest = "SHA-256=" + Self.base64URL(hash.finish())
         guard data.count == info.size, digest == info.digest else {
@@ -144,6 +154,9 @@ public struct ObjectStore: Sendable {
         }
         return data
     }
+
+    /// How many chunks one fetch asks for (16 MiB at 128 KiB a chunk).
+    static let chunksPerFetch = 128
 
     private func existingInfo(_ name: String) throws -> ObjectInfo? {
         let stored: StoredMessage

@@ -112,7 +112,18 @@ public final class Replica: Sendable {
             }
             let current = try SchemaCodec.decode(bytes, context: "the stream's schema object")
             // From a checkpoint, the checkpoint's own schema (a migration may have come after it).
-            schema = try Self.bootstrap(connection, name: name, directory: directory) ?? current
+            if let checkpointSchema = try Self.bootstrap(connection, name: name, directory: directory) {
+                // Opening loads and checks the checkpoint (the bootstrap read only its header); a checkpoint that
+                // fails leaves no store, so the next start bootstraps anew.
+                do {
+                    stores = Mutex(try Self.open(directory: directory, schema: checkpointSchema))
+                } catch {
+                    try? FileManager.default.removeItem(at: directory.appendingPathComponent("MANIFEST"))
+                    throw error
+                }
+                return
+            }
+            schema = current
         }
         stores = Mutex(try Self.open(directory: directory, schema: schema))
     }
@@ -212,12 +223,27 @@ public final class Replica: Sendable {
         config.inactiveThreshold = .seconds(30)
         let consumer = try js.createConsumer(stream: streamName, config: config)
         defer { try? js.deleteConsumer(stream: streamName, consumer: consumer.name) }
+        // Caught up, the replica waits for the next record with a fetch of one, which returns as it arrives; then it
+        // takes whatever has come since without waiting (no-wait fetches return at once), until one finds nothing.
+        var waiting = true
         while !stopped.load(ordering: .relaxed) {
-            let messages = try js.fetch(
-                stream: streamName, consumer: consumer.name, batch: 256, timeout: .milliseconds(500))
-            for message in messages {
-                try apply(message, js)
+            let messages =
+                waiting
+                ? try js.fetch(stream: streamName, consumer: consumer.name, batch: 1, timeout: .milliseconds(500))
+                : try js.fetch(stream: streamName, consumer: consumer.name, batch: 256, noWait: true)
+            waiting = messages.isEmpty
+            // The records are applied without waiting for each one's sync; one flush makes the batch durable before
+            // it is acknowledged.
+            var due = appliedSequence + 1
+            do {
+                for message in messages {
+                    if try apply(message, due: due, js) { due += 1 }
+                }
+            } catch {
+                try? local.flush()  // What was applied is durable before the loop starts again from it.
+                throw error
             }
+            if !messages.isEmpty { try local.flush() }
             // One acknowledgement covers the batch (pull consumers need an ack policy; the server's ack floor is how
             // far this replica has applied).
             if let last = messages.last { try js.ack(last) }
@@ -233,14 +259,15 @@ public final class Replica: Sendable {
         }
     }
 
-    private func apply(_ message: JetStreamMessage, _ js: JetStream) throws {
+    /// Applies `message` if it holds record `due` (the one after the last applied, durable or not); returns false for
+    /// a record applied already.
+    private func apply(_ message: JetStreamMessage, due: UInt64, _ js: JetStream) throws -> Bool {
         let headers = message.message.headers
-        let due = appliedSequence + 1
         guard let id = headers?["Nats-Msg-Id"].flatMap({ UInt64($0) }) else {
             throw ReplicationError(
                 .failed, "stream \(streamName) message \(message.streamSequence) has no record number")
         }
-        if id < due { return }  // Applied already.
+        if id < due { return false }  // Applied already.
         guard id == due else {
             throw ReplicationError(
                 .failed,
@@ -261,11 +288,13 @@ public final class Replica: Sendable {
                 throw TrellisError(.corrupt, "\(context): the frame holds record \(frame.sequence)")
             }
             if frame.isMigration {
+                try local.flush()
                 try migrate(frame, context: context)
-                return
+                return true
             }
             let (changes, author) = try frame.changeSet(schema: local.schema, context: context)
-            try local.applyReplicated(changes, sequence: id, author: author)
+            try local.applyReplicated(changes, sequence: id, author: author, waitDurable: false)
+            return true
         } catch let error as TrellisError where error.code != .io {
             throw ReplicationError(.failed, "\(error)")
         }

@@ -149,6 +149,51 @@ import TrellisNATS
         }
     }
 
+    /// A purge of the messages before sequence 1 removes none (nats-server 2.9 takes a `seq` of 1 as the whole
+    /// stream, which emptied a publisher's stream when its checkpoint was record 1); before 3 removes two.
+    @Test func aPurgeBeforeTheFirstSequenceKeepsEveryMessage() throws {
+        let setup = try Setup()
+        defer { setup.tearDown() }
+        for sequence in 1...4 {
+            _ = try setup.jetStream.publish(
+                "trellis.s.rec", payload: Self.frame(sequence), options: PublishOptions(messageID: String(sequence)))
+        }
+        #expect(try setup.jetStream.purgeStream("RECORDS", before: 1) == 0)
+        var info = try setup.jetStream.streamInfo("RECORDS")
+        #expect(info.state.messages == 4)
+        #expect(info.state.firstSequence == 1)
+        #expect(try setup.jetStream.purgeStream("RECORDS", before: 3) == 2)
+        info = try setup.jetStream.streamInfo("RECORDS")
+        #expect(info.state.messages == 2)
+        #expect(info.state.firstSequence == 3)
+    }
+
+    /// A no-wait fetch ends on the server's status (408 after fewer messages than asked, 404 when there were none),
+    /// not on the client's limit: with a limit of ten minutes, both fetches return within the test's time limit.
+    @Test(.timeLimit(.minutes(1))) func aNoWaitFetchEndsOnTheServersStatusNotTheClientsLimit() throws {
+        let setup = try Setup()
+        defer { setup.tearDown() }
+        for sequence in 1...3 {
+            _ = try setup.jetStream.publish(
+                "trellis.s.rec", payload: Self.frame(sequence), options: PublishOptions(messageID: String(sequence)))
+        }
+        _ = try setup.jetStream.createConsumer(
+            stream: "RECORDS", config: ConsumerConfig(durableName: "replica-1", ackPolicy: .all))
+        let some = try setup.jetStream.fetch(
+            stream: "RECORDS", consumer: "replica-1", batch: 10, timeout: .seconds(600), noWait: true)
+        #expect(some.map(\.streamSequence) == [1, 2, 3])
+        #expect(some.map(\.message.payload) == (1...3).map(Self.frame))
+        if let last = some.last { try setup.jetStream.ack(last) }
+        let none = try setup.jetStream.fetch(
+            stream: "RECORDS", consumer: "replica-1", batch: 10, timeout: .seconds(600), noWait: true)
+        #expect(none.isEmpty)
+        _ = try setup.jetStream.publish(
+            "trellis.s.rec", payload: Self.frame(4), options: PublishOptions(messageID: "4"))
+        let later = try setup.jetStream.fetch(
+            stream: "RECORDS", consumer: "replica-1", batch: 10, timeout: .seconds(600), noWait: true)
+        #expect(later.map(\.streamSequence) == [4])
+    }
+
     @Test func aStoredMessageIsReadBackBySequence() throws {
         let setup = try Setup()
         defer { setup.tearDown() }

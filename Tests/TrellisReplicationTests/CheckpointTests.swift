@@ -68,4 +68,43 @@ import TrellisReplication
         #expect(publisher.stop())
         try store.close()
     }
+
+    /// A checkpoint object whose header reads but whose body is damaged fails the replica's start (its store's open
+    /// loads and checks the checkpoint) and leaves no store: with the object whole again, the next start bootstraps.
+    @Test func aDamagedCheckpointFailsTheBootstrapAndLeavesNoStore() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-checkpoint-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let store = try Store(directory: base.appendingPathComponent("writer"), models: [PublisherTests.Item.self])
+        let publisher = try ReplicationPublisher(store: store, url: server.url, name: "bad")
+        try PublisherTests.commit(store, count: 100, label: "a")
+        #expect(try publisher.publishPending() == 100)
+        try store.compact()
+        try PublisherTests.commit(store, count: 10, label: "b")
+        #expect(try publisher.publishPending() == 10)
+        #expect(publisher.checkpointSequence == 100)
+        let connection = try NATSConnection(try NATSOptions(url: server.url))
+        defer { connection.close() }
+        let bucket = try ObjectStore(JetStream(connection), bucket: "trellis-bad")
+        let name = "checkpoint-0000000000000064"
+        let good = try bucket.get(name)
+        var damaged = good
+        damaged[damaged.count - 40] ^= 0x5A
+        _ = try bucket.put(name, data: damaged)
+
+        let replicaURL = base.appendingPathComponent("replica")
+        #expect(throws: (any Error).self) { _ = try Replica(url: server.url, name: "bad", directory: replicaURL) }
+        #expect(!FileManager.default.fileExists(atPath: replicaURL.appendingPathComponent("MANIFEST").path))
+
+        _ = try bucket.put(name, data: good)
+        let replica = try Replica(url: server.url, name: "bad", directory: replicaURL)
+        replica.start()
+        #expect(replica.waitUntilApplied(110, timeout: .seconds(60)))
+        #expect(replica.failure == nil)
+        #expect(try ModelContext(replica.store).fetch(FetchDescriptor<PublisherTests.Item>()).count == 110)
+        #expect(replica.stop())
+        #expect(publisher.stop())
+        try store.close()
+    }
 }

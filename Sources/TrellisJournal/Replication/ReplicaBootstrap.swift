@@ -22,35 +22,30 @@ package enum ReplicaBootstrap {
     }
 
     /// Makes a new store in `directory` (which must hold no store) from a checkpoint of record `sequence`: the
-    /// checkpoint file (checked by loading it), an empty segment whose first record is `sequence` + 1, and the
-    /// manifest naming both, written last, so a crash before it leaves no store (the next open creates one anew).
-    /// The store takes the checkpoint's own schema (the one in effect at its record, which a migration since may have
-    /// changed); with `schema`, the checkpoint must be in that schema's structure. Returns the store's schema.
+    /// checkpoint file, an empty segment whose first record is `sequence` + 1, and the manifest naming both, written
+    /// last, so a crash before it leaves no store (the next open creates one anew). Only the checkpoint's header is
+    /// read here (its record and schema): the caller opens the store next, which loads and checks the whole
+    /// checkpoint as recovery does, and removes the manifest if that fails. The store takes the checkpoint's own
+    /// schema (the one in effect at its record, which a migration since may have changed); with `schema`, the
+    /// checkpoint must be in that schema's structure. Returns the store's schema.
     @discardableResult
     package static func createStore(
         directory: String, checkpoint bytes: [UInt8], sequence: UInt64, schema expected: Schema? = nil,
         layer: any FileLayer = StoreOptions().fileLayer
     ) throws -> Schema {
-        try layer.createDirectory(directory)
         let name = JournalFormat.checkpointName(sequence)
-        let path = joinPath(directory, name)
-        try layer.writeAtomically(bytes, to: path, directory: directory)
-        let file = try layer.open(path, .read)
-        let schema: Schema
-        do {
-            let graph = try Checkpoint.load(file, name: name, schema: nil, manifestBytes: UInt64(bytes.count))
-            file.close()
-            schema = graph.schema
-            guard graph.sequence == sequence, expected.map({ $0.fingerprint == schema.fingerprint }) ?? true else {
-                throw TrellisError(.corrupt, "\(name): not the checkpoint of record \(sequence) in this schema")
-            }
-        } catch let problem as JournalProblem {
-            file.close()
-            throw TrellisError(.corrupt, "\(directory)/\(problem)")
-        } catch {
-            file.close()
-            throw error
+        guard let length = FileHeader.length(Array(bytes.prefix(16)), magic: JournalFormat.checkpointMagic),
+            length <= bytes.count
+        else {
+            throw TrellisError(.corrupt, "\(directory)/\(name): not a Trellis checkpoint, or truncated")
         }
+        let header = try FileHeader.parse(Array(bytes.prefix(length)), magic: JournalFormat.checkpointMagic, file: name)
+        let schema = try SchemaCodec.decode(header.schemaBytes, context: "\(directory)/\(name)")
+        guard header.sequence == sequence, expected.map({ $0.fingerprint == schema.fingerprint }) ?? true else {
+            throw TrellisError(.corrupt, "\(name): not the checkpoint of record \(sequence) in this schema")
+        }
+        try layer.createDirectory(directory)
+        try layer.writeAtomically(bytes, to: joinPath(directory, name), directory: directory)
         let segment = try OpenSegment.create(
             id: 1, firstSequence: sequence + 1, schema: schema, layer: layer, directory: directory)
         segment.file.close()

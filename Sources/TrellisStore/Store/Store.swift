@@ -190,8 +190,11 @@ public final class Store: Sendable, DurablePublisher {
 
     /// Commits a change set another store committed as record `sequence` (a replica applying its stream): it must be
     /// the next record; it is applied as recovery and followers apply a record, written to this store's journal under
-    /// the same sequence number, and published. Returns once it is durable.
-    package func applyReplicated(_ changes: ChangeSet, sequence: UInt64, author: String?) throws {
+    /// the same sequence number, and published. Returns once it is durable, or at once with `waitDurable` false (then
+    /// `flush()` waits for it and every record before it, so a batch of records shares one sync).
+    package func applyReplicated(
+        _ changes: ChangeSet, sequence: UInt64, author: String?, waitDurable: Bool = true
+    ) throws {
         let durable: Ticket? = try writer.locked { head in
             guard sequence == head.sequence + 1 else {
                 throw TrellisError(.corrupt, "replicated record \(sequence) where \(head.sequence + 1) was due")
@@ -207,7 +210,7 @@ public final class Store: Sendable, DurablePublisher {
             }
             return durable
         }
-        try durable?.wait()
+        if waitDurable { try durable?.wait() }
     }
 
     /// Fills a transaction in `body` and commits it; returns what `body` returned.
