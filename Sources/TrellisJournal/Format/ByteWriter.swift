@@ -48,7 +48,7 @@ struct ByteWriter: ~Copyable {
     static func pieces(estimate: Int = 64, pieceBytes: Int, _ body: (inout ByteWriter) -> Void) -> [[UInt8]] {
         var sealed: [[UInt8]] = []
         var grown: [UInt8]?
-        let last = [UInt8](unsafeUninitializedCapacity: max(min(estimate, pieceBytes), 64)) { buffer, initialized in
+        let last = [UInt8](uninitializedCapacity: max(min(estimate, pieceBytes), 64)) { buffer, initialized in
             var w = ByteWriter(buffer)
             w.pieceLimit = pieceBytes
             body(&w)

@@ -26,9 +26,10 @@ extension Store {
         return id
     }
 
-    /// A token at the newest durable commit: `history(since:)` with it returns only what is committed later.
+    /// A token at the newest durable commit this store shows: `history(since:)` with it returns only what is
+    /// committed later. (A follower's or read-only store's token is its snapshot's commit, never beyond it.)
     public func currentHistoryToken() throws -> HistoryToken {
-        HistoryToken(sequence: try durableEnd(), storeID: try historyStoreID())
+        HistoryToken(sequence: min(try durableEnd(), snapshot.sequence), storeID: try historyStoreID())
     }
 
     /// The commits (and migrations) after `token`, oldest first, up to the newest durable one; from the oldest
