@@ -65,17 +65,7 @@ struct PublishCommand: Command {
         }
         defer { try? store.close() }
         let publisher = try ReplicationPublisher(store: store, url: self.url, name: stream)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let interrupted = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { interrupted.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        defer { for source in sources { source.cancel() } }
+        let interruption = Interruption()
         publisher.start()
         defer { publisher.stop() }
         var shown = UInt64.max
@@ -102,7 +92,7 @@ struct PublishCommand: Command {
                 FileHandle.standardOutput.write(Data("committed \(store.snapshot.sequence)\n".utf8))
                 show()
                 if let failure = publisher.failure { throw CommandFailure("publishing stopped: \(failure.message)") }
-                if interrupted.wait(timeout: .now() + .milliseconds(interval)) == .success { return .ok }
+                if interruption.wait(milliseconds: interval) { return .ok }
             }
         }
         let last = store.snapshot.sequence
@@ -110,7 +100,7 @@ struct PublishCommand: Command {
             show()
             if let failure = publisher.failure { throw CommandFailure("publishing stopped: \(failure.message)") }
             if (commits != nil || exitWhenPublished) && publisher.publishedSequence >= last { break }
-            if interrupted.wait(timeout: .now() + .milliseconds(20)) == .success { break }
+            if interruption.wait(milliseconds: 20) { break }
         }
         return .ok
     }

@@ -36,17 +36,7 @@ struct ReplicaCommand: Command {
 
     func run(_ console: Console) throws -> ExitCode {
         // SIGINT and SIGTERM end the loops below; the replica then closes its store cleanly.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let interrupted = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { interrupted.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        defer { for source in sources { source.cancel() } }
+        let interruption = Interruption()
         // A replica started before its publisher waits for the publisher's first schema, as a follower waits for
         // the writer's records: started side by side, the two commands work in either order.
         var waiting = false
@@ -60,7 +50,7 @@ struct ReplicaCommand: Command {
                     FileHandle.standardOutput.write(Data("waiting for a publisher of \(stream)\n".utf8))
                     waiting = true
                 }
-                if interrupted.wait(timeout: .now() + .milliseconds(250)) == .success { return .ok }
+                if interruption.wait(milliseconds: 250) { return .ok }
             } catch {
                 throw CannotOpen("cannot open the replica in \(directory): \(error)")
             }
@@ -80,7 +70,7 @@ struct ReplicaCommand: Command {
             }
             if let until, applied >= until { break }
             // Waits a little for a signal between looks at the replica.
-            if interrupted.wait(timeout: .now() + .milliseconds(20)) == .success { break }
+            if interruption.wait(milliseconds: 20) { break }
         }
         replica.stop()
         return .ok
