@@ -1,3 +1,5 @@
+import Foundation
+
 /// One measured figure of one step for both engines: a row of the table and an entry of the JSON `results`.
 struct Figure {
     enum Better {
@@ -86,6 +88,9 @@ enum Targets {
         "L1/delivery_p50_us": .ratioAtLeast(20), "S2/update_ms": .ratioAtLeast(1), "S2/query_ms": .ratioAtLeast(1),
         "S2/update_vs_blob_ms": .ratioAtLeast(5), "S2/query_vs_blob_ms": .ratioAtLeast(5),
         "L1/delivery_p99_us": .trellisAtMost(1_000),
+        // Issue 21's floors: Trellis within 1.5x of what the step costs with no engine.
+        "W2/fetch_all_vs_floor_ms": .ratioAtLeast(1 / 1.5), "S1/add_vs_floor_ms": .ratioAtLeast(1 / 1.5),
+        "S1/update_vs_floor_ms": .ratioAtLeast(1 / 1.5),
     ]
 
     /// The target as text, and whether the figure meets it (nil: no target, or nothing to judge).
@@ -100,6 +105,6 @@ enum Targets {
     }
 
     private static func short(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
     }
 }

@@ -27,6 +27,17 @@ extension BenchRun {
         checks.fetches("W2", trellis: r.trellis.0, sqlite: r.sqlite.0, expectedCount: n)
         checks.lmdbFetch("W2", r.lmdb.0, sqlite: r.sqlite.0)
         checks.equal("W2", "Trellis sum of n1", r.trellis.0.n1Sum, expected: expectedN1Sum)
+        // The floor: the same reads from plain Swift arrays, built outside the timing.
+        let columns = Floors.Columns(items[0..<n])
+        let floor = Measure.milliseconds { columns.fetchAll() }
+        figures.add(
+            "W2", "fetch_all_vs_floor_ms", "ms", .lower, trellis: r.trellis.1, sqlite: floor.1,
+            peer: "floor: plain Swift arrays")
+        checks.equal("W2", "floor row count", floor.0.count, expected: r.trellis.0.count)
+        checks.equal("W2", "floor sum of id", floor.0.idSum, expected: r.trellis.0.idSum)
+        checks.equal("W2", "floor title bytes", floor.0.titleBytes, expected: r.trellis.0.titleBytes)
+        checks.equal("W2", "floor sum of n1", floor.0.n1Sum, expected: r.trellis.0.n1Sum)
+        checks.equal("W2", "floor sum of n2 to n5", floor.0.otherSum, expected: r.trellis.0.otherSum)
     }
 
     /// The sum of n1 over items 0 ..< N, straight from the generated data.

@@ -1,3 +1,6 @@
+import Foundation
+import Trellis
+
 /// S1: the seed test. 1,000 items in a fresh store: add (one save), update (`score += 1`, one save), read (every
 /// attribute), repeating the Core Data measurement published on macOS (4.85 ms add, 5.13 ms update, 6.57 ms read).
 extension BenchRun {
@@ -25,5 +28,26 @@ extension BenchRun {
         try t.close()
         try s.close()
         try l.close()
+        // The floor: one fdatasync of as many bytes as each of the two durable commits put in the journal.
+        var commits: [JournalRecord] = []
+        _ = try JournalReader(directory: URL(fileURLWithPath: directory("s1-trellis"))).forEachRecord {
+            if !$0.isMigration { commits.append($0) }
+        }
+        checks.expect(
+            "S1", commits.count >= 2, "the journal holds \(commits.count) commits, expected the add and update")
+        guard commits.count >= 2 else { return }
+        let addBytes = commits[commits.count - 2].frameBytes
+        let updateBytes = commits[commits.count - 1].frameBytes
+        progress("S1 floor: the add wrote \(addBytes) bytes, the update \(updateBytes)")
+        let floorDirectory = directory("s1-floor")
+        try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
+        figures.add(
+            "S1", "add_vs_floor_ms", "ms", .lower, trellis: add.trellis,
+            sqlite: Floors.syncMilliseconds(bytes: addBytes, directory: floorDirectory),
+            peer: "floor: one fdatasync of the same bytes")
+        figures.add(
+            "S1", "update_vs_floor_ms", "ms", .lower, trellis: update.trellis,
+            sqlite: Floors.syncMilliseconds(bytes: updateBytes, directory: floorDirectory),
+            peer: "floor: one fdatasync of the same bytes")
     }
 }
