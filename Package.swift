@@ -85,6 +85,12 @@ let package = Package(
             dependencies: ["TrellisCore", "TrellisJournal"],
             path: "Sources/TrellisTestSupport"
         ),
+        // A real nats-server as a child process, for the NATS and replication tests and the bench's R1; never shipped.
+        .target(
+            name: "TrellisNATSServer",
+            dependencies: ["TrellisCore"],
+            path: "Sources/TrellisNATSServer"
+        ),
         .executableTarget(
             name: "trellis",
             dependencies: ["Trellis", "TrellisReplication"],
@@ -93,7 +99,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis-bench",
-            dependencies: ["Trellis", "TrellisReplication", "CSQLite", "CLMDB"],
+            dependencies: ["Trellis", "TrellisReplication", "TrellisNATSServer", "CSQLite", "CLMDB"],
             path: "Tools/trellis-bench",
             exclude: ["RESULTS.md"]
         ),
@@ -119,13 +125,16 @@ let package = Package(
         ),
         .testTarget(
             name: "TrellisNATSTests",
-            dependencies: ["TrellisNATS"],
+            dependencies: ["TrellisNATS", "TrellisNATSServer"],
             path: "Tests/TrellisNATSTests",
             swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),
         .testTarget(
             name: "TrellisReplicationTests",
-            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS", "TrellisJournal", "trellis-crashtest"],
+            dependencies: [
+                "Trellis", "TrellisReplication", "TrellisNATS", "TrellisNATSServer", "TrellisJournal",
+                "trellis-crashtest",
+            ],
             path: "Tests/TrellisReplicationTests",
             swiftSettings: [.unsafeFlags(["-Onone"], .when(configuration: .release))]
         ),

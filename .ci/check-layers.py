@@ -31,6 +31,8 @@ SIDE_LAYERS = {
         # trellis-crashtest: a writer child that publishes, for the replication fault tests; trellis-bench: R1.
         "importers": ["trellis", "trellis-crashtest", "trellis-bench"],
     },
+    # A nats-server child process for the NATS and replication tests and the bench's R1; nothing that ships uses it.
+    "TrellisNATSServer": {"imports": ["TrellisCore"], "importers": ["trellis-bench"]},
 }
 
 IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)")

@@ -1,128 +1,42 @@
-import Dispatch
 import Foundation
-import Synchronization
 import Testing
+import TrellisNATSServer
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A real `nats-server -js` for one test: a free port on 127.0.0.1, a store directory of its own, started and waited
-/// for (its "Server is ready" line, within ten seconds), stopped at the end. A missing binary fails the test with
-/// what to install; it is never skipped.
+/// A real `nats-server -js` for one test (TrellisNATSServer's process), started in its own temporary store directory.
+/// A missing binary fails the test with what to install; it is never skipped.
 final class NATSServerFixture: Sendable {
-    static let binary = "/usr/sbin/nats-server"
+    let server: NATSServerProcess
 
-    let port: Int
-    let storeDirectory: URL
-    private let process = Mutex<Process?>(nil)
+    var port: Int { server.port }
+    var url: String { server.url }
 
     init() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            Issue.record("\(Self.binary) is missing: install it (apt-get install nats-server) to run the NATS tests")
-            throw FixtureError("nats-server is not installed")
+        guard NATSServerProcess.isInstalled else {
+            Issue.record(
+                "\(NATSServerProcess.binary) is missing: install it (apt-get install nats-server) to run the NATS tests"
+            )
+            throw NATSServerError("nats-server is not installed")
         }
-        port = try Self.freePort()
-        storeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-nats-\(UUID())")
-        try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
-        try start()
+        server = try NATSServerProcess(
+            storeDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("trellis-nats-\(UUID())"))
+        try server.start()
     }
 
-    /// Starts the server (again, on the same port and store directory) and waits until it is ready.
-    func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let log = Mutex("")
-        let ready = DispatchSemaphore(value: 0)
-        // Reads the log to its end (so that the server never blocks on a full pipe), signalling the ready line.
-        let reader = output.fileHandleForReading
-        let thread = Thread {
-            var signalled = false
-            while true {
-                let data = reader.availableData
-                if data.isEmpty { break }
-                let text = log.locked { log in
-                    log += String(decoding: data, as: UTF8.self)
-                    return log
-                }
-                if !signalled && text.contains("Server is ready") {
-                    signalled = true
-                    ready.signal()
-                }
-            }
-            if !signalled { ready.signal() }
-        }
-        try process.run()
-        thread.start()
-        if ready.wait(timeout: .now() + .seconds(10)) == .timedOut || !log.locked({ $0.contains("Server is ready") }) {
-            process.terminate()
-            throw FixtureError("nats-server did not become ready within 10 s: \(log.locked { $0 })")
-        }
-        self.process.locked { $0 = process }
-    }
-
-    /// Freezes the server (SIGSTOP): its connections stay open but nothing answers, as when a server hangs or a peer
-    /// vanishes without closing the connection.
-    func freeze() {
-        if let process = process.locked({ $0 }) { kill(process.processIdentifier, SIGSTOP) }
-    }
-
-    /// Lets a frozen server run again (SIGCONT).
-    func thaw() {
-        if let process = process.locked({ $0 }) { kill(process.processIdentifier, SIGCONT) }
-    }
-
-    /// Stops the server (SIGTERM, after SIGCONT in case it is frozen) and waits for it to exit, within ten seconds.
-    func stop() throws {
-        guard
-            let process = process.locked({ process in
-                defer { process = nil }
-                return process
-            })
-        else { return }
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGCONT)
-            process.terminate()
-            if exited.wait(timeout: .now() + .seconds(10)) == .timedOut {
-                kill(process.processIdentifier, SIGKILL)
-                throw FixtureError("nats-server did not exit within 10 s of SIGTERM")
-            }
-        }
-    }
+    /// Starts the server again, on the same port and store directory.
+    func start() throws { try server.start() }
+    /// Freezes the server (SIGSTOP): connections stay open, nothing answers.
+    func freeze() { server.freeze() }
+    /// Lets a frozen server run again.
+    func thaw() { server.thaw() }
+    /// Stops the server and waits for it to exit.
+    func stop() throws { try server.stop() }
 
     /// Stops the server and removes its store directory.
     func tearDown() {
-        do { try stop() } catch { Issue.record("\(error)") }
-        try? FileManager.default.removeItem(at: storeDirectory)
+        do { try server.stop() } catch { Issue.record("\(error)") }
+        try? FileManager.default.removeItem(at: server.storeDirectory)
     }
 
-    /// A port nothing listens on: bound to port 0, read back, released.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw FixtureError("socket: \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else { throw FixtureError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+    /// A port nothing listens on.
+    static func freePort() throws -> Int { try NATSServerProcess.freePort() }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Trellis
+import TrellisNATSServer
 import TrellisReplication
 
 /// R1's lag model: one small object a commit.
@@ -25,13 +26,17 @@ final class ReplicatedItem: Model {
 /// the writer's own directory again (checkpoint file plus the same records).
 extension BenchRun {
     func runReplication() throws {
-        guard FileManager.default.isExecutableFile(atPath: BenchNATSServer.binary) else {
-            progress("R1 skipped: \(BenchNATSServer.binary) is missing (apt-get install nats-server)")
-            figures.add("R1", "skipped: no \(BenchNATSServer.binary)", "", .lower, trellis: nil, sqlite: nil)
+        guard FileManager.default.isExecutableFile(atPath: NATSServerProcess.binary) else {
+            progress("R1 skipped: \(NATSServerProcess.binary) is missing (apt-get install nats-server)")
+            figures.add("R1", "skipped: no \(NATSServerProcess.binary)", "", .lower, trellis: nil, sqlite: nil)
             return
         }
-        let server = try BenchNATSServer(directory: directory("r1-nats"))
-        defer { server.stop() }
+        let server = try NATSServerProcess(storeDirectory: URL(fileURLWithPath: directory("r1-nats")))
+        try server.start()
+        defer {
+            try? server.stop()
+            try? FileManager.default.removeItem(at: server.storeDirectory)
+        }
         try replicationLag(url: server.url)
         try replicationBootstrap(url: server.url)
     }
@@ -331,76 +336,4 @@ final class SequenceTimes: Sendable {
     var failure: String? { state.locked { $0.failure } }
     func finish() { state.locked { $0.finished = true } }
     func fail(_ message: String) { state.locked { if $0.failure == nil { $0.failure = message } } }
-}
-
-/// The `nats-server -js` R1 runs against: a free port on 127.0.0.1, a store directory of its own (its log beside it),
-/// ready when its log says so; `stop()` ends it and removes the directory.
-final class BenchNATSServer {
-    static let binary = "/usr/sbin/nats-server"
-
-    let port: Int
-    let directory: String
-    private let process = Process()
-    private var stopped = false
-
-    var url: String { "nats://127.0.0.1:\(port)" }
-
-    init(directory: String) throws {
-        self.directory = directory
-        let storeDirectory = (directory as NSString).appendingPathComponent("jetstream")
-        try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
-        port = try Self.freePort()
-        let logPath = (directory as NSString).appendingPathComponent("server.log")
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else { throw BenchError("cannot write \(logPath)") }
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDirectory]
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        try? log.close()
-        let deadline = Measure.now() + 10_000_000_000
-        while Measure.now() < deadline {
-            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if text.contains("Server is ready") { return }
-            if !process.isRunning { break }
-            usleep(10_000)
-        }
-        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        stop()
-        throw BenchError("nats-server did not become ready within 10 s: \(text)")
-    }
-
-    /// Ends the server (SIGTERM, SIGKILL after ten seconds) and removes its directory.
-    func stop() {
-        guard !stopped else { return }
-        stopped = true
-        if process.isRunning {
-            process.terminate()
-            let deadline = Measure.now() + 10_000_000_000
-            while process.isRunning && Measure.now() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// A port nothing listens on: bound to port 0, read back, released.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw BenchError("socket: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else { throw BenchError("bind: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
