@@ -80,7 +80,7 @@ import Testing
             var random = SeededRandom(seed: 5)
             var tx = store.transaction()
             for id in try store.snapshot.objectIDs("Note") where id.serial % 4 == 1 {
-                let labels = (0..<Int(random.next() % 4)).map { Value.string("l\(random.next() % 9)") }
+                let labels = (0..<Int(random.next() % 4)).map { _ in Value.string("l\(random.next() % 9)") }
                 try tx.set(id, "labels", .list(labels))
             }
             try store.commit(tx)
