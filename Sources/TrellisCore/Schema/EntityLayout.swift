@@ -28,7 +28,7 @@
     package let name: String
     package let attributes: [AttributeDescription]
     package let relationships: [RelationshipLayout]
-    package let indexes: [IndexLayout]
+    package private(set) var indexes: [IndexLayout]
     private let attributeNumbers: [String: Int]
     private let relationshipNumbers: [String: Int]
 
@@ -119,6 +119,14 @@
         self.indexes = indexes
         self.attributeNumbers = attributeNumbers
         self.relationshipNumbers = relationshipNumbers
+    }
+
+    /// This layout without its indexes: what recovery replays a long journal with, building the indexes once at the
+    /// end instead of maintaining them record by record (`Schema.withoutIndexes`).
+    package func withoutIndexes() -> EntityLayout {
+        var copy = self
+        copy.indexes = []
+        return copy
     }
 
     private static func invalid(_ entity: EntityDescription, _ message: String) -> TrellisError {

@@ -86,6 +86,16 @@ public struct Schema: Sendable, Equatable {
                 fingerprint: storage.fingerprint))
     }
 
+    /// This schema with no index in its layouts, under the same fingerprint, entities and history: a graph of it keeps
+    /// rows and links but maintains no index. Recovery replays a long journal onto such a graph and then builds every
+    /// index once from the rows (`Graph.rebuildingIndexes`); nothing else may use it.
+    package func withoutIndexes() -> Schema {
+        Schema(
+            storage: Storage(
+                storage.entities, storage.layouts.map { $0.withoutIndexes() }, storage.entityNumbers,
+                history: storage.history, fingerprint: storage.fingerprint))
+    }
+
     /// Same entities, attributes, relationships and indexes; the migration history is not compared.
     public static func == (lhs: Schema, rhs: Schema) -> Bool {
         lhs.storage === rhs.storage || lhs.entities == rhs.entities

@@ -74,6 +74,33 @@ import TrellisCore
 
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
 
+    /// Stores row `row`'s string from its UTF-8 bytes (valid UTF-8, checked by the caller), as `set(_:_:)` stores a
+    /// `String`: what recovery writes a journal's text with, without making a `String` of it first.
+    package mutating func set(_ row: Int, utf8 source: UnsafeRawBufferPointer) {
+        if ends.isEmpty {
+            if source.isEmpty { return }
+            ends = .zeros(Leaf.width)
+        }
+        let range = span(row)
+        if range.isEmpty && range.lowerBound == bytes.count {
+            bytes.append(contentsOf: source)
+        } else {
+            bytes.replaceSubrange(range, with: source)
+        }
+        let delta = source.count - range.count
+        if delta != 0 {
+            let shift = UInt32(truncatingIfNeeded: delta)
+            ends.withUnsafeMutableBufferPointer { ends in
+                for r in row..<Leaf.width { ends[r] &+= shift }
+            }
+        }
+        if row == Leaf.width - 1, bytes.capacity > bytes.count + bytes.count / 8 + 16 {
+            bytes = Array(uninitializedCapacity: bytes.count) { buffer, count in
+                count = buffer.initialize(from: bytes).1
+            }
+        }
+    }
+
     mutating func set(_ row: Int, _ string: String) {
         if ends.isEmpty {
             if string.isEmpty { return }

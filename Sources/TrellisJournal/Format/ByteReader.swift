@@ -170,6 +170,21 @@ struct ByteReader {
         return valid
     }
 
+    /// `string()` handed to `body` as its UTF-8 bytes in place, validated the same way (the same failure for
+    /// invalid UTF-8), without making a `String` of them.
+    mutating func withString<R>(_ body: (UnsafeRawBufferPointer) -> R) throws(TrellisError) -> R {
+        let n = try count()
+        let start = try advance(n)
+        let valid: Bool = unchecked(at: start) { p in
+            let b = UnsafeBufferPointer(start: p, count: n)
+            if Self.isASCII(b) { return true }
+            var s = String(decoding: b, as: UTF8.self)
+            return s.withUTF8 { $0.count == n && memcmp($0.baseAddress!, p, n) == 0 }
+        }
+        guard valid else { throw failure("invalid UTF-8") }
+        return unchecked(at: start) { body(UnsafeRawBufferPointer(start: $0, count: n)) }
+    }
+
     @inline(__always) private static func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let start = b.baseAddress else { return true }
         let raw = UnsafeRawPointer(start)

@@ -262,8 +262,12 @@ package enum ChangeSetCodec {
     /// Decodes the payload of a change-set record of a file of format `version`: from version 7 it ends with the
     /// commit's author (`appendAuthor`), before it with the deletes. Embedded change sets (a migration record's)
     /// never carry an author: decode them with `decode`.
+    ///
+    /// `inserts`, when given, reads the inserts section in place of the decoder (recovery writes them straight into
+    /// a graph's leaves, `ColumnarInserts`), which leaves the returned change set's inserts empty.
     static func decodeRecord(
-        _ bytes: [UInt8], schema: Schema, context: String, version: UInt16
+        _ bytes: [UInt8], schema: Schema, context: String, version: UInt16,
+        inserts decodeInserts: ((inout ByteReader) throws(TrellisError) -> Void)? = nil
     ) throws(TrellisError) -> (changes: ChangeSet, author: String?) {
         var r = ByteReader(bytes, context: context)
         var changes = ChangeSet()
@@ -295,11 +299,15 @@ package enum ChangeSetCodec {
             return values
         }
 
-        let inserts = try r.count(minimumBytes: 3)
-        changes.inserts.reserveCapacity(reserve(inserts))
-        for _ in 0..<inserts {
-            let id = ObjectID(entity: try entity(), serial: try r.varint())
-            changes.inserts.append(.init(id: id, values: try values(of: id, "insert")))
+        if let decodeInserts {
+            try decodeInserts(&r)
+        } else {
+            let inserts = try r.count(minimumBytes: 3)
+            changes.inserts.reserveCapacity(reserve(inserts))
+            for _ in 0..<inserts {
+                let id = ObjectID(entity: try entity(), serial: try r.varint())
+                changes.inserts.append(.init(id: id, values: try values(of: id, "insert")))
+            }
         }
         let updates = try r.count(minimumBytes: 3)
         changes.updates.reserveCapacity(reserve(updates))

@@ -70,7 +70,11 @@ extension ByteWriter {
 extension ByteReader {
     /// A value as `ByteWriter.value(_:)` writes it.
     mutating func value() throws(TrellisError) -> Value {
-        let raw = try u8()
+        try value(tag: try u8())
+    }
+
+    /// The rest of a value whose tag byte `raw` has been read.
+    mutating func value(tag raw: UInt8) throws(TrellisError) -> Value {
         switch raw {
         case ValueTag.null.rawValue: return .null
         case ValueTag.boolFalse.rawValue: return .bool(false)

@@ -81,6 +81,29 @@ package struct StoreRecovery {
             segmentSchemas[record.file] = decoded
             return decoded
         }
+        // A journal long next to its checkpoint (or with none) replays onto a graph without indexes: inserts go
+        // straight into the leaves (`ColumnarInserts`), nothing maintains an index record by record, and each index
+        // is built once at the end (and before a migration record, which needs them), as a checkpoint loads them.
+        // Records apply to the checkpoint's indexes until their payloads add up to a fraction of its size, so a
+        // short journal after a big checkpoint never rebuilds them. Salvage goes on from the graph before a record
+        // that does not fit, so it always takes the plain path.
+        var replayedBytes = 0
+        let checkpointBytes = manifest.checkpointSequence > 0 ? Int(clamping: manifest.checkpointBytes) : 0
+        var deferIndexes: Bool { policy != .salvage && replayedBytes * Self.deferredIndexFraction >= checkpointBytes }
+        // The schema with indexes while the graph replays without them.
+        var indexedSchema: Schema?
+        func dropIndexes() {
+            guard deferIndexes, indexedSchema == nil, let current = graph else { return }
+            indexedSchema = current.schema
+            graph = current.withoutIndexes()
+        }
+        func buildIndexes() {
+            guard let schema = indexedSchema, let current = graph else { return }
+            indexedSchema = nil
+            graph = nil
+            graph = current.rebuildingIndexes(schema)
+        }
+        dropIndexes()
         let walker = JournalWalk(
             layer: layer, directory: directory, manifest: manifest, files: files,
             continueAfterDamage: policy == .salvage)
@@ -89,9 +112,14 @@ package struct StoreRecovery {
             let context = "\(record.file) record \(sequence) at offset \(record.frame.offset)"
             do {
                 let written = try segmentSchema(record)
-                if graph == nil { graph = Graph(schema: firstSchema ?? written) }
+                if graph == nil {
+                    graph = Graph(schema: firstSchema ?? written)
+                    dropIndexes()
+                }
                 let payload = try record.frame.payload(file: record.file)
+                replayedBytes += payload.count
                 if record.frame.header.type == RecordType.migration.rawValue {
+                    buildIndexes()
                     let base = graph!.schema
                     let migration = try MigrationRecord.decode(payload, base: base, context: context)
                     guard migration.from == base.fingerprint, migration.to == written.fingerprint,
@@ -105,6 +133,7 @@ package struct StoreRecovery {
                                 + "\(JournalFormat.hex16(written.fingerprint))")
                     }
                     graph = try migration.apply(to: graph!, sequence: sequence)
+                    dropIndexes()
                     return nil
                 }
                 guard written.fingerprint == graph!.schema.fingerprint else {
@@ -113,9 +142,20 @@ package struct StoreRecovery {
                         "written with schema \(JournalFormat.hex16(written.fingerprint)) where the store's schema is "
                             + "\(JournalFormat.hex16(graph!.schema.fingerprint)) and no migration record leads there")
                 }
-                let changes = try ChangeSetCodec.decodeRecord(
-                    payload, schema: graph!.schema, context: context, version: record.header.version
-                ).changes
+                dropIndexes()
+                let changes: ChangeSet
+                if indexedSchema != nil {
+                    changes = try ChangeSetCodec.decodeRecord(
+                        payload, schema: graph!.schema, context: context, version: record.header.version,
+                        inserts: { (r: inout ByteReader) throws(TrellisError) in
+                            try ColumnarInserts.apply(&r, to: &graph!)
+                        }
+                    ).changes
+                } else {
+                    changes = try ChangeSetCodec.decodeRecord(
+                        payload, schema: graph!.schema, context: context, version: record.header.version
+                    ).changes
+                }
                 if policy == .salvage {
                     // Salvage goes on after a record that does not fit, from the graph before it.
                     graph = try graph!.applying(changes, sequence: sequence)
@@ -128,6 +168,7 @@ package struct StoreRecovery {
                 return JournalProblem(.decode, file: record.file, offset: record.frame.offset, error.message)
             }
         }
+        buildIndexes()
         // An unacknowledged hole is dropped like a torn tail by the policies that go at least as far as
         // `.pointInTime` (salvage keeps what recovery may keep, and the records after such a hole were never
         // acknowledged and were written on top of the missing ones).
@@ -209,6 +250,11 @@ package struct StoreRecovery {
             graph: recovered, manifest: kept, tail: tail, report: report, journalBytes: journalBytes,
             segmentBytes: segmentBytes, needsRewrite: !damage.isEmpty, files: files)
     }
+
+    /// Records replay without indexes once their payloads add up to 1/`deferredIndexFraction` of the checkpoint's
+    /// bytes (see `run`): building an index from the rows costs about what loading it does, while maintaining it
+    /// costs every record's entries.
+    static let deferredIndexFraction = 4
 
     /// Copies the bytes after the last valid record to a backup file (synced), then truncates the segment there and
     /// syncs it. Returns the backup's name, or its path when it is in another directory (`tailBackupDirectory`).
