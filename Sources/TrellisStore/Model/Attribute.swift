@@ -171,6 +171,15 @@ public struct Attribute<Value>: ModelPropertyStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
     ) -> Value {
         get {
+            // A managed composite read before: its slot gives the ordinal and the cached leaves, with no read of the
+            // storage through the key path.
+            if object.probe == nil, let context = object.modelContext, let id = object.storedID,
+                let slot = context.compositeSlot(object, wrappedKeyPath)
+            {
+                object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+                object.readProperties |= PropertyNotifier.bit(slot.property.ordinal)
+                return context.compositeValue(id, slot, as: Value.self) ?? object[keyPath: storageKeyPath].value
+            }
             // One read of the storage (a key path projection copies it whole) serves the ordinal and the codec.
             let storage = object[keyPath: storageKeyPath]
             let ordinal =
@@ -188,11 +197,8 @@ public struct Attribute<Value>: ModelPropertyStorage {
             object.readProperties |= PropertyNotifier.bit(ordinal)
             guard let context = object.modelContext, let id = object.storedID else { return storage.value }
             if let composite = storage.composite {
-                guard let leaves = context.compositeValues(id, object.binding!, ordinal) else { return storage.value }
-                guard let value = composite.value(of: leaves) else {
-                    preconditionFailure("Trellis: \(M.self) holds \(leaves), which do not make a \(Value.self)")
-                }
-                return value
+                let slot = context.makeCompositeSlot(object, wrappedKeyPath, ordinal: ordinal, codec: composite)
+                return context.compositeValue(id, slot, as: Value.self) ?? storage.value
             }
             guard let stored = context.attributeValue(id, object.binding!, ordinal) else { return storage.value }
             guard let value = storage.codec!.value(of: stored) else {
@@ -208,15 +214,24 @@ public struct Attribute<Value>: ModelPropertyStorage {
                 }
                 return
             }
+            if let slot = context.compositeSlot(object, wrappedKeyPath) {
+                object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                    context.setCompositeValue(id, slot, newValue)
+                }
+                return
+            }
             let storage = object[keyPath: storageKeyPath]
             let ordinal =
                 ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
-            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
-                if let composite = storage.composite {
-                    context.setCompositeValues(id, object.binding!, ordinal, composite.leaves(of: newValue))
-                } else {
-                    context.setAttributeValue(id, object.binding!, ordinal, storage.codec!.stored(newValue))
+            if let composite = storage.composite {
+                let slot = context.makeCompositeSlot(object, wrappedKeyPath, ordinal: ordinal, codec: composite)
+                object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                    context.setCompositeValue(id, slot, newValue)
                 }
+                return
+            }
+            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                context.setAttributeValue(id, object.binding!, ordinal, storage.codec!.stored(newValue))
             }
         }
     }
@@ -266,6 +281,8 @@ protocol CompositeCodec<Wrapped> {
     static func leaves(of value: Wrapped) -> [Value]
     /// nil when the leaves do not make a value (a required field holding null).
     static func value(of leaves: [Value]) -> Wrapped?
+    /// Both conversions, with what they need found once: a managed object's slot keeps them.
+    static var coder: CompositeCoder<Wrapped> { get }
 }
 
 /// A `Codable` struct's conversion, through `CompositeShape`'s encoder and decoder.
@@ -278,6 +295,16 @@ enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
     static func value(of leaves: [Value]) -> Wrapped? {
         guard case .success(let shape) = shape, leaves.count == shape.leaves.count else { return nil }
         return shape.value(Wrapped.self, from: leaves)
+    }
+    static var coder: CompositeCoder<Wrapped> {
+        guard case .success(let shape) = shape else { return CompositeCoder(leaves: { _ in [] }, value: { _ in nil }) }
+        if let direct = DirectFields.of(Wrapped.self, shape) {
+            // Leaves that do not fit their fields go through `Codable`, which tells a missing value the same way.
+            return CompositeCoder(
+                leaves: { direct.leaves(of: $0) },
+                value: { direct.value(Wrapped.self, from: $0) ?? value(of: $0) })
+        }
+        return CompositeCoder(leaves: { shape.leaves(of: $0) }, value: { value(of: $0) })
     }
 }
 
