@@ -150,19 +150,20 @@ extension ModelContext {
         return values
     }
 
-    /// A composite attribute's value: decoded from the leaves the object's cache holds, read again only when the
-    /// view may have changed since (`compositeStamp`); nil when nothing holds the object.
-    func compositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, as type: V.Type) -> V? {
+    /// A composite attribute's value: decoded from the leaves the object's slot holds, read again only when the
+    /// view may have changed since (`compositeStamp`). Initializes the pointee and returns true, or returns false when
+    /// nothing holds the object.
+    func compositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, into pointer: UnsafeMutablePointer<V>) -> Bool {
         let stamp = compositeStamp
         if slot.stamp != stamp {
-            guard let leaves = compositeValues(id, slot.property.columns) else { return nil }
+            guard let leaves = compositeValues(id, slot.property.columns) else { return false }
             slot.leaves = leaves
             slot.stamp = stamp
         }
-        guard let value = slot.coder(as: V.self).value(slot.leaves) else {
+        guard slot.coder(as: V.self).value(slot.leaves, pointer) else {
             preconditionFailure("Trellis: \(schema.describe(id)) holds \(slot.leaves), which do not make a \(V.self)")
         }
-        return value
+        return true
     }
 
     /// Sets a composite attribute: its new leaves are compared with the cached (or read) ones, and only those that

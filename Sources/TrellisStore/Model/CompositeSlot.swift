@@ -53,8 +53,10 @@ final class CompositeSlot {
 /// A composite type's conversion to and from its leaves, found once per property.
 struct CompositeCoder<V> {
     let leaves: (V) -> [Value]
-    /// nil when the leaves do not make a value (a required field holding null).
-    let value: ([Value]) -> V?
+    /// Initializes the pointee with the value the leaves make and returns true; false, leaving it uninitialized, when
+    /// they make none (a required field holding null). Through a pointer rather than an optional result: `V?` of an
+    /// unspecialized `V` costs a metadata lookup per call.
+    let value: ([Value], UnsafeMutablePointer<V>) -> Bool
 }
 
 extension Model {
@@ -150,20 +152,26 @@ final class DirectFields: @unchecked Sendable {
 
     /// A value built field by field from its leaves; nil when a leaf is not of its field's type.
     func value<T>(_ type: T.Type, from leaves: [Value]) -> T? {
-        guard leaves.count == fields.count else { return nil }
-        return withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer -> T? in
-            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-            var written = 0
-            for field in fields {
-                let fits = Self.write(field, base + field.offset, leaves[written])
-                guard fits else { break }
-                written += 1
-            }
-            if written == fields.count { return buffer.baseAddress!.move() }
-            // A leaf did not fit: undo the fields written so far.
-            for k in 0..<written { Self.destroy(fields[k].type, base + fields[k].offset) }
-            return nil
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer -> T? in
+            build(leaves, into: buffer.baseAddress!) ? buffer.baseAddress!.move() : nil
         }
+    }
+
+    /// Initializes the pointee field by field from the leaves; false, leaving it uninitialized, when a leaf is not of
+    /// its field's type.
+    func build<T>(_ leaves: [Value], into pointer: UnsafeMutablePointer<T>) -> Bool {
+        guard leaves.count == fields.count else { return false }
+        let base = UnsafeMutableRawPointer(pointer)
+        var written = 0
+        for field in fields {
+            let fits = Self.write(field, base + field.offset, leaves[written])
+            guard fits else { break }
+            written += 1
+        }
+        if written == fields.count { return true }
+        // A leaf did not fit: undo the fields written so far.
+        for k in 0..<written { Self.destroy(fields[k].type, base + fields[k].offset) }
+        return false
     }
 
     // Each common field type read and written by its concrete conformance (no generic metadata per call); the
