@@ -334,7 +334,7 @@ enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
         return shape.value(Wrapped.self, from: leaves)
     }
     static var coder: CompositeCoder<Wrapped> {
-        guard case .success(let shape) = shape else { return CompositeCoder(leaves: { _ in [] }, value: { _ in nil }) }
+        guard case .success(let shape) = shape else { return CompositeCoder(leaves: { _ in [] }, value: { _, _ in false }) }
         // Through `Codable`: initializes the pointee when the leaves make a value.
         let decode: ([Value], UnsafeMutablePointer<Wrapped>) -> Bool = { leaves, pointer in
             guard let value = value(of: leaves) else { return false }
