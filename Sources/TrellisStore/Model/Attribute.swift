@@ -204,7 +204,9 @@ public struct Attribute<Value>: ModelPropertyStorage {
 
     /// The value the storage holds (what an object that nothing holds any more reads).
     @inline(never)
-    private static func storedValue<M: Model>(_ object: M, _ storageKeyPath: ReferenceWritableKeyPath<M, Self>)
+    private static func storedValue<M: Model>(
+        _ object: M, _ storageKeyPath: ReferenceWritableKeyPath<M, Self>
+    )
         -> Value
     {
         object[keyPath: storageKeyPath].value
@@ -334,7 +336,9 @@ enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
         return shape.value(Wrapped.self, from: leaves)
     }
     static var coder: CompositeCoder<Wrapped> {
-        guard case .success(let shape) = shape else { return CompositeCoder(leaves: { _ in [] }, value: { _, _ in false }) }
+        guard case .success(let shape) = shape else {
+            return CompositeCoder(leaves: { _ in [] }, value: { _, _ in false })
+        }
         // Through `Codable`: initializes the pointee when the leaves make a value.
         let decode: ([Value], UnsafeMutablePointer<Wrapped>) -> Bool = { leaves, pointer in
             guard let value = value(of: leaves) else { return false }

@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import Foundation
+@_spi(Reflection) import Swift
 import Synchronization
 import TrellisCore
 import TrellisGraph
@@ -219,7 +219,9 @@ final class DirectFields: @unchecked Sendable {
     }
 
     @inline(__always)
-    private static func put<F: PersistentValue>(_ type: F.Type, _ pointer: UnsafeMutableRawPointer, _ value: Value)
+    private static func put<F: PersistentValue>(
+        _ type: F.Type, _ pointer: UnsafeMutableRawPointer, _ value: Value
+    )
         -> Bool
     {
         guard let field = F(persistentValue: value) else { return false }
