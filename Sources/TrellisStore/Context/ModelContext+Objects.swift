@@ -136,29 +136,29 @@ extension ModelContext {
         view.value(id, binding.attribute(ordinal))
     }
 
-    /// The values of a composite attribute's leaves, in its columns' order; nil when nothing holds the object.
-    func compositeValues(_ id: ObjectID, _ columns: [Int]) -> [Value]? {
-        let view = self.view
-        // One lookup of the object rather than one per leaf; an object deleted here reads leaf by leaf.
-        if let values = view.values(id, columns) { return values }
-        var values: [Value] = []
-        values.reserveCapacity(columns.count)
-        for a in columns {
-            guard let v = view.value(id, a) else { return nil }
-            values.append(v)
-        }
-        return values
-    }
-
     /// A composite attribute's value: decoded from the leaves the object's slot holds, read again only when the
     /// view may have changed since (`compositeStamp`). Initializes the pointee and returns true, or returns false when
     /// nothing holds the object.
     func compositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, into pointer: UnsafeMutablePointer<V>) -> Bool {
         let stamp = compositeStamp
         if slot.stamp != stamp {
-            guard let leaves = compositeValues(id, slot.property.columns) else { return false }
-            slot.leaves = leaves
-            slot.stamp = stamp
+            let view = self.view
+            // One lookup of the object rather than one per leaf.
+            if let leaves = view.values(id, slot.property.columns) {
+                slot.leaves = leaves
+                slot.stamp = stamp
+            } else {
+                // An object deleted here reads its last values leaf by leaf, and its slot stays invalid: a write to it
+                // must find it deleted.
+                var leaves: [Value] = []
+                leaves.reserveCapacity(slot.property.columns.count)
+                for a in slot.property.columns {
+                    guard let v = view.value(id, a) else { return false }
+                    leaves.append(v)
+                }
+                slot.leaves = leaves
+                slot.stamp = nil
+            }
         }
         guard slot.coder(as: V.self).value(slot.leaves, pointer) else {
             preconditionFailure("Trellis: \(schema.describe(id)) holds \(slot.leaves), which do not make a \(V.self)")
