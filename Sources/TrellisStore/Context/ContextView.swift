@@ -51,11 +51,38 @@ struct ContextView {
         if row == nil { row = base.row(id) }
         guard var row else { return nil }
         for layer in layers[start...] {
-            if let changes = layer.changes(id) {
-                for (a, v) in changes { row[a] = v }
-            }
+            layer.changes(id)?.forEachValue { a, v in row[a] = v }
         }
         return row
+    }
+
+    /// Some attributes of an object (a composite's leaves), in the order asked, or nil when it does not exist: read
+    /// in place from the base's row, without building the whole row.
+    func values(_ id: ObjectID, _ attributes: [Int]) -> [Value]? {
+        var start = 0
+        var out: [Value]? = nil
+        for i in layers.indices.reversed() {
+            switch layers[i].full(id) {
+            case .value(let full):
+                out = attributes.map { full[$0] }
+                start = i + 1
+            case .absent: return nil
+            case .below: continue
+            }
+            break
+        }
+        if out == nil {
+            guard let row = base.object(id) else { return nil }
+            out = attributes.map { row.value(at: $0) }
+        }
+        guard var out else { return nil }
+        for layer in layers[start...] {
+            guard let changes = layer.changes(id) else { continue }
+            for (k, a) in attributes.enumerated() {
+                if let v = changes.value(of: a) { out[k] = v }
+            }
+        }
+        return out
     }
 
     /// The live targets of a relationship, in `ObjectID` order.

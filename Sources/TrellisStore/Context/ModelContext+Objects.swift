@@ -136,39 +136,63 @@ extension ModelContext {
         view.value(id, binding.attribute(ordinal))
     }
 
-    /// The values of a composite attribute's leaves, in its columns' order; nil when nothing holds the object.
-    func compositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> [Value]? {
-        guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
-        let view = self.view
-        // One row read (one lookup of the object) rather than one per leaf; an object deleted here reads leaf by leaf.
-        if let row = view.row(id) { return leaves.map { row[$0] } }
-        var values: [Value] = []
-        values.reserveCapacity(leaves.count)
-        for a in leaves {
-            guard let v = view.value(id, a) else { return nil }
-            values.append(v)
+    /// A composite attribute's value: decoded from the leaves the object's slot holds, read again only when the
+    /// view may have changed since (`compositeStamp`). Initializes the pointee and returns true, or returns false when
+    /// nothing holds the object.
+    func compositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, into pointer: UnsafeMutablePointer<V>) -> Bool {
+        let stamp = compositeStamp
+        if slot.stamp != stamp {
+            let view = self.view
+            // One lookup of the object rather than one per leaf.
+            if let leaves = view.values(id, slot.property.columns) {
+                slot.leaves = leaves
+                slot.stamp = stamp
+            } else {
+                // An object deleted here reads its last values leaf by leaf, and its slot stays invalid: a write to it
+                // must find it deleted.
+                var leaves: [Value] = []
+                leaves.reserveCapacity(slot.property.columns.count)
+                for a in slot.property.columns {
+                    guard let v = view.value(id, a) else { return false }
+                    leaves.append(v)
+                }
+                slot.leaves = leaves
+                slot.stamp = nil
+            }
         }
-        return values
+        guard slot.coder(as: V.self).value(slot.leaves, pointer) else {
+            preconditionFailure("Trellis: \(schema.describe(id)) holds \(slot.leaves), which do not make a \(V.self)")
+        }
+        return true
     }
 
-    /// Sets a composite attribute's leaves: only those that change become pending changes (and reach the journal).
-    func setCompositeValues(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int, _ values: [Value]) {
-        guard case .composite(let leaves) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
-        let attributes = schema.layouts[Int(id.entity)].attributes
-        // One read of the object's row (nil: it does not exist in this view) for every leaf's comparison.
-        guard let row = view.row(id) else {
-            writesToDeleted.append("\(schema.describe(id)).\(attributes[leaves[0]].name)")
-            return
+    /// Sets a composite attribute: its new leaves are compared with the cached (or read) ones, and only those that
+    /// change become pending changes (and reach the journal); the cache then holds the new leaves.
+    func setCompositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, _ newValue: V) {
+        let values = slot.coder(as: V.self).leaves(newValue)
+        let columns = slot.property.columns
+        let stamp = compositeStamp
+        if slot.stamp != stamp {
+            // One read of the object's leaves (nil: it does not exist in this view) for every leaf's comparison.
+            guard let leaves = view.values(id, columns) else {
+                let name = schema.layouts[Int(id.entity)].attributes[columns[0]].name
+                writesToDeleted.append("\(schema.describe(id)).\(name)")
+                return
+            }
+            slot.leaves = leaves
+            slot.stamp = stamp
         }
-        for (a, value) in zip(leaves, values) {
+        let e = Int(id.entity)
+        for k in values.indices where values[k] != slot.leaves[k] {
+            let a = columns[k]
             // The leaf's type alone normalizes; the whole description (for the message) only when it does not fit.
-            guard let value = attributes[a].type.normalized(value) else {
-                _ = normalized(value, attributes[a], schema.layouts[Int(id.entity)].name)
+            guard let value = schema.layouts[e].attributes[a].type.normalized(values[k]) else {
+                _ = normalized(values[k], schema.layouts[e].attributes[a], schema.layouts[e].name)
                 continue
             }
-            guard row[a] != value else { continue }
-            noteOrigin(id)
-            pending.set(id, a, value)
+            guard value != slot.leaves[k] else { continue }
+            pending.set(id, a, value, origin: updateEpoch, quiet: true)
+            slot.leaves[k] = value
         }
     }
 
@@ -185,8 +209,8 @@ extension ModelContext {
             return
         }
         guard view.value(id, a) != value else { return }
-        noteOrigin(id)
-        pending.set(id, a, value)
+        // A scalar attribute is no composite's leaf: the composite caches stay valid.
+        pending.set(id, a, value, origin: updateEpoch, quiet: true)
     }
 
     func targetIDs(_ id: ObjectID, _ binding: EntityBinding, _ ordinal: Int) -> [ObjectID] {

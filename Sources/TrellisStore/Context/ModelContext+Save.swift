@@ -66,7 +66,7 @@ extension ModelContext {
                     "save found \(plan.conflicts.count) conflict(s): "
                         + plan.conflicts.map(\.description).joined(separator: "; "), object: plan.conflicts[0].object)
             }
-            let watched = plan.watched.sorted()
+            let watched = (plan.watchedUpdates + plan.watched).sorted()
             plan.transaction.checks.append { head in
                 try Self.check(head, unchangedSince: newest, watched)
             }
@@ -96,7 +96,7 @@ extension ModelContext {
     private func planSave(against newest: Graph) -> SavePlanner.Plan {
         let planner = SavePlanner(
             view: view, pending: pending, newest: newest, origin: { [unowned self] in origin(of: $0) },
-            policy: mergePolicy)
+            originsAreBase: originsAreBase, policy: mergePolicy)
         var transaction = store.transaction()
         transaction.author = transactionAuthor
         return planner.plan(transaction)
@@ -155,9 +155,9 @@ extension ModelContext {
     private func push(into parent: ModelContext) {
         let target = parent.pending
         for (id, row) in pending.liveInserts { target.insert(id, row: row) }
-        for (id, changes) in pending.allUpdates where view.exists(id) {
-            parent.noteOrigin(id)
-            for (a, v) in changes { target.set(id, a, v) }
+        for changes in pending.allUpdates where view.exists(changes.id) {
+            parent.noteOrigin(changes.id)
+            changes.forEachValue { a, v in target.set(changes.id, a, v) }
         }
         for (slot, state) in pending.allLinks where !pending.isDiscarded(slot.id) {
             switch state {

@@ -45,6 +45,8 @@ public final class ModelContext {
     var writesToDeleted: [String] = []
     private var registeredSincePrune = 0
     private var bindings: [ObjectIdentifier: EntityBinding] = [:]
+    /// The composite properties the context's objects have used, by their wrapped key path's identity.
+    private var compositeProperties: [ObjectIdentifier: AnyCompositeProperty] = [:]
     var observers = ChangeObservers()
 
     /// A root context reading the store's newest snapshot.
@@ -173,13 +175,43 @@ public final class ModelContext {
 
     /// Records, before its first change, which snapshot an object of the layers below was read from.
     func noteOrigin(_ id: ObjectID) {
-        guard parent == nil, originEpoch[id] == nil, !pending.isInserted(id), ownBase.contains(id) else { return }
+        guard parent == nil, originEpoch[id] == nil, !pending.isInserted(id) else { return }
+        // An update recorded its epoch with its entry; kept here too, since a delete drops the entry.
+        if let epoch = pending.updateOrigin(id) {
+            originEpoch[id] = epoch
+            return
+        }
+        guard ownBase.contains(id) else { return }
         originEpoch[id] = epochs.count - 1
     }
 
-    /// The snapshot an object was first changed on (the current base when it has not been changed).
+    /// The epoch a setter's first update of an existing object records with it (`PendingChanges.set`): the current
+    /// one for a root context, none for a child.
+    var updateEpoch: Int { parent == nil ? epochs.count - 1 : -1 }
+
+    /// The snapshot an object was first changed on (the current base when it has not been changed). A relationship
+    /// change or delete noted before an update names the earlier epoch, so `originEpoch` comes first.
     func origin(of id: ObjectID) -> Graph {
-        originEpoch[id].map { epochs[$0] } ?? ownBase
+        if !originEpoch.isEmpty, let epoch = originEpoch[id] { return epochs[epoch] }
+        return pending.updateOrigin(id).map { epochs[$0] } ?? ownBase
+    }
+
+    /// Whether every object's origin is the current base: no epoch has been added since the last reset.
+    var originsAreBase: Bool { epochs.count == 1 }
+
+    /// What the cached composite leaves of this context's objects are valid for: it changes whenever the view may
+    /// change in a way the setters did not write through the caches (a new base, a delete, a rollback, a change in
+    /// an ancestor's layer).
+    var compositeStamp: UInt64 {
+        guard let parent else { return ownBase.sequence &+ pending.foreignVersion }
+        var stamp = pending.foreignVersion
+        var context: ModelContext? = parent
+        while let c = context {
+            stamp &+= c.pending.version
+            if c.parent == nil { stamp &+= c.ownBase.sequence }
+            context = c.parent
+        }
+        return stamp
     }
 
     // MARK: Bindings and identity
@@ -191,6 +223,35 @@ public final class ModelContext {
         let binding = store.contexts.binding(for: type, schema: schema)
         bindings[key] = binding
         return binding
+    }
+
+    /// The slot of one of `object`'s composite properties, made when the context knows the property (an object of
+    /// the same class used it before); nil otherwise.
+    @inline(__always)
+    func compositeSlot(_ object: Model, _ keyPath: AnyKeyPath) -> CompositeSlot? {
+        if let slot = object.compositeSlot(keyPath) { return slot }
+        guard let property = compositeProperties[ObjectIdentifier(keyPath)], property.keyPath === keyPath,
+            property.entity == object.binding?.entity
+        else { return nil }
+        let slot = CompositeSlot(property)
+        object.compositeSlots.append(slot)
+        return slot
+    }
+
+    /// Makes the property and `object`'s slot of a composite the context does not know yet.
+    func makeCompositeSlot<V>(
+        _ object: Model, _ keyPath: AnyKeyPath, ordinal: Int, codec: any CompositeCodec<V>.Type
+    ) -> CompositeSlot {
+        let binding = object.binding!
+        guard case .composite(let columns) = binding.columns[ordinal] else { preconditionFailure("not a composite") }
+        let property = CompositeProperty(
+            keyPath: keyPath, entity: binding.entity, ordinal: ordinal, columns: columns, coder: codec.coder)
+        compositeProperties[ObjectIdentifier(keyPath)] = property
+        let slot = CompositeSlot(property)
+        // Another key path object for the same property replaces the slot made under the first.
+        object.compositeSlots.removeAll { $0.property.ordinal == ordinal }
+        object.compositeSlots.append(slot)
+        return slot
     }
 
     /// Registers a managed object under its ID, forgetting released ones now and then.

@@ -73,7 +73,7 @@ struct ObservedChanges {
             guard relationships.insert(id).inserted else { continue }
             for layer in view.layers {
                 guard let changes = layer.row(id).changes else { continue }
-                for attribute in changes.keys { insert(.attribute(attribute), of: id) }
+                for attribute in changes.attributes { insert(.attribute(attribute), of: id) }
             }
         }
         for id in doomed { insertPartners(of: id, in: view) }
@@ -96,8 +96,8 @@ struct ObservedChanges {
     mutating func insert(layer: PendingChanges, over view: ContextView) {
         for (id, _) in layer.liveInserts { insertEverything(of: id) }
         insert(deleting: layer.deleted, in: view)
-        for (id, changes) in layer.allUpdates {
-            for attribute in changes.keys { insert(.attribute(attribute), of: id) }
+        for changes in layer.allUpdates {
+            for attribute in changes.attributes { insert(.attribute(attribute), of: changes.id) }
         }
         for slot in layer.allLinks.keys { insert(.relationship(slot.relationship), of: slot.id) }
     }

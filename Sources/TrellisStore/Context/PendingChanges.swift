@@ -37,7 +37,13 @@ final class PendingChanges {
     private(set) var inserted: [ObjectID: [Value]] = [:]
     /// Insertion order, for saving parents before children; may name objects deleted since (skip those).
     private(set) var insertOrder: [ObjectID] = []
-    private(set) var updated: [ObjectID: [Int: Value]] = [:]
+    /// The changed attributes of objects of the layers below, one entry per object, kept dense (a delete moves the
+    /// last entry into its place): a save hands the array to its transaction as it is.
+    private(set) var updates: [PendingUpdate] = []
+    /// Per entry of `updates`, the context's epoch the object was first changed on (-1: none recorded).
+    private var updateOrigins: [Int] = []
+    /// Where each object's entry sits in `updates`.
+    private var updateIndex: [ObjectID: Int] = [:]
     /// Objects of the layers below that this layer deletes: the requested ones and what their cascades reached.
     private(set) var deleted: Set<ObjectID> = []
     /// The deletes that were asked for, in order; the commit expands cascades again against the newest version.
@@ -46,32 +52,60 @@ final class PendingChanges {
     /// Objects inserted here and deleted again before a save: they never reach the store, and the link states left
     /// on their own ends are not changes to save (nor conflicts with a store that never had them).
     private(set) var discarded: Set<ObjectID> = []
-    /// Objects with any change at this layer, per entity: the fetches re-evaluate them over the merged view.
-    private(set) var touched: [UInt32: Set<ObjectID>] = [:]
+    /// Objects with any change at this layer, per entity, found when a fetch first asks after a change (a write only
+    /// drops it): the fetches re-evaluate them over the merged view.
+    private var touchedCache: [UInt32: Set<ObjectID>]?
+    /// Counts every change to this layer.
+    private(set) var version: UInt64 = 0
+    /// Counts the changes other than the model setters' own writes (`set(_:_:_:origin:quiet:)` with `quiet`): the
+    /// composite caches of the context's objects stay valid across those, which update them as they write.
+    private(set) var foreignVersion: UInt64 = 0
 
     init() {}
 
     func removeAll() {
         inserted = [:]
         insertOrder = []
-        updated = [:]
+        updates = []
+        updateOrigins = []
+        updateIndex = [:]
         deleted = []
         deleteRoots = []
         links = [:]
         discarded = []
-        touched = [:]
+        changed()
     }
 
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && links.isEmpty }
+    /// Notes a change that is not a setter's quiet write.
+    private func changed() {
+        touchedCache = nil
+        version &+= 1
+        foreignVersion &+= 1
+    }
+
+    var isEmpty: Bool { inserted.isEmpty && updates.isEmpty && deleted.isEmpty && links.isEmpty }
 
     func isInserted(_ id: ObjectID) -> Bool { inserted[id] != nil }
     func isDeleted(_ id: ObjectID) -> Bool { deleted.contains(id) }
     func isDiscarded(_ id: ObjectID) -> Bool { discarded.contains(id) }
 
-    func touched(entity: UInt32) -> Set<ObjectID> { touched[entity] ?? [] }
+    func touched(entity: UInt32) -> Set<ObjectID> {
+        if let known = touchedCache { return known[entity] ?? [] }
+        var all: [UInt32: Set<ObjectID>] = [:]
+        func add(_ id: ObjectID) { all[id.entity, default: []].insert(id) }
+        for id in inserted.keys { add(id) }
+        for update in updates { add(update.id) }
+        for id in deleted { add(id) }
+        for id in discarded { add(id) }
+        for slot in links.keys { add(slot.id) }
+        touchedCache = all
+        return all[entity] ?? []
+    }
 
-    private func touch(_ id: ObjectID) {
-        touched[id.entity, default: []].insert(id)
+    /// The epoch an object of the layers below was first updated on here, when the context recorded one.
+    func updateOrigin(_ id: ObjectID) -> Int? {
+        guard let i = updateIndex[id], updateOrigins[i] >= 0 else { return nil }
+        return updateOrigins[i]
     }
 
     // MARK: Reads
@@ -84,7 +118,7 @@ final class PendingChanges {
 
     func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> {
         if let row = inserted[id] { return .value(row[attribute]) }
-        if let v = updated[id]?[attribute] { return .value(v) }
+        if let i = updateIndex[id], let v = updates[i].value(of: attribute) { return .value(v) }
         return .below
     }
 
@@ -96,11 +130,11 @@ final class PendingChanges {
     }
 
     /// The changes made here to an object that lies below, if any.
-    func changes(_ id: ObjectID) -> [Int: Value]? { updated[id] }
+    func changes(_ id: ObjectID) -> PendingUpdate? { updateIndex[id].map { updates[$0] } }
 
     /// The row of an object inserted here, or the changes made here to one that lies below.
-    func row(_ id: ObjectID) -> (full: [Value]?, changes: [Int: Value]?) {
-        (inserted[id], updated[id])
+    func row(_ id: ObjectID) -> (full: [Value]?, changes: PendingUpdate?) {
+        (inserted[id], changes(id))
     }
 
     func link(_ id: ObjectID, _ relationship: Int) -> LinkState? {
@@ -130,21 +164,33 @@ final class PendingChanges {
     func insert(_ id: ObjectID, row: [Value]) {
         inserted[id] = row
         insertOrder.append(id)
-        touch(id)
+        changed()
     }
 
-    func set(_ id: ObjectID, _ attribute: Int, _ value: Value) {
+    /// Sets an attribute of an object inserted here, or records it for one that lies below; `origin` is the epoch to
+    /// record when this is the object's first update here. A model setter's write is `quiet`: it keeps its own
+    /// object's composite cache up to date, so the other objects' caches stay valid.
+    func set(_ id: ObjectID, _ attribute: Int, _ value: Value, origin: Int = -1, quiet: Bool = false) {
+        if quiet {
+            version &+= 1
+            if touchedCache != nil { touchedCache = nil }
+        } else {
+            changed()
+        }
         if inserted[id] != nil {
             inserted[id]![attribute] = value
+        } else if let i = updateIndex[id] {
+            updates[i].set(attribute, value)
         } else {
-            updated[id, default: [:]][attribute] = value
+            updateIndex[id] = updates.count
+            updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
+            updateOrigins.append(origin)
         }
-        touch(id)
     }
 
     func setLink(_ id: ObjectID, _ relationship: Int, _ state: LinkState) {
         links[Slot(id: id, relationship: relationship)] = state
-        touch(id)
+        changed()
     }
 
     /// Ensures `target` is (or is not) among the to-many targets of `id`.
@@ -161,17 +207,27 @@ final class PendingChanges {
             added.remove(target)
         }
         links[slot] = .toMany(added: added, removed: removed)
-        touch(id)
+        changed()
     }
 
     /// Deletes an object: drops it if it was inserted here, hides it from the layers below otherwise.
     func delete(_ id: ObjectID, requested: Bool) {
-        touch(id)
+        changed()
         if inserted.removeValue(forKey: id) != nil {
             discarded.insert(id)
             return
         }
-        updated[id] = nil
+        if let i = updateIndex.removeValue(forKey: id) {
+            // The last entry takes the deleted one's place.
+            let last = updates.count - 1
+            if i != last {
+                updates.swapAt(i, last)
+                updateOrigins.swapAt(i, last)
+                updateIndex[updates[i].id] = i
+            }
+            updates.removeLast()
+            updateOrigins.removeLast()
+        }
         deleted.insert(id)
         if requested { deleteRoots.append(id) }
     }
@@ -181,6 +237,8 @@ final class PendingChanges {
         insertOrder.compactMap { id in inserted[id].map { (id, $0) } }
     }
 
-    var allUpdates: [ObjectID: [Int: Value]] { updated }
+    /// The changes to objects of the layers below, one entry per object, in the order of their first change (until a
+    /// delete moves one).
+    var allUpdates: [PendingUpdate] { updates }
     var allLinks: [Slot: LinkState] { links }
 }

@@ -9,12 +9,15 @@ struct SavePlanner {
     let pending: PendingChanges
     let newest: Graph
     let origin: (ObjectID) -> Graph
+    /// Whether every changed object's origin is the view's base (the context has not moved since its last save).
+    let originsAreBase: Bool
     let policy: MergePolicy
 
     struct Plan {
         var conflicts: [SaveConflict] = []
         var transaction: Transaction
-        /// Objects whose rows and to-one targets in `newest` the plan relied on.
+        /// Objects whose rows and to-one targets in `newest` the plan relied on: the updated ones, and the others.
+        var watchedUpdates: [ObjectID] = []
         var watched: Set<ObjectID> = []
     }
 
@@ -45,22 +48,25 @@ struct SavePlanner {
     func plan(_ transaction: Transaction) -> Plan {
         var plan = Plan(transaction: transaction)
         var clashes: [ObjectID: Clash] = [:]
-        var candidates = Set(pending.allUpdates.keys)
+        let updates = pending.allUpdates
+        plan.watchedUpdates = updates.map(\.id)
+        // The other candidates: objects with to-one changes or deleted, and no updates (those are listed already).
+        var others = Set<ObjectID>()
         for (slot, state) in pending.allLinks where !pending.isInserted(slot.id) && !pending.isDiscarded(slot.id) {
             // To-many membership merges as a set and never conflicts; to-one targets do.
-            if case .toOne = state { candidates.insert(slot.id) }
+            if case .toOne = state, pending.changes(slot.id) == nil { others.insert(slot.id) }
         }
-        for id in pending.deleteRoots { candidates.insert(id) }
-        for id in candidates {
-            plan.watched.insert(id)
+        for id in pending.deleteRoots { others.insert(id) }
+        plan.watched = others
+        func check(_ id: ObjectID) {
             guard newest.contains(id) else {
                 if !pending.isDeleted(id) { clashes[id] = Clash(kind: .deletedInStore) }
-                continue
+                return
             }
             let before = origin(id)
             // Read from the newest version: no commit since can have changed it.
-            if before.sequence == newest.sequence { continue }
-            guard let now = newest.row(id), let then = before.row(id) else { continue }
+            if before.sequence == newest.sequence { return }
+            guard let now = newest.row(id), let then = before.row(id) else { return }
             var clash = Clash(kind: .updatedInStore)
             clash.storeAttributes = Set(now.indices.filter { now[$0] != then[$0] })
             clash.storeLinks = Set(
@@ -70,6 +76,12 @@ struct SavePlanner {
                 })
             if !clash.storeAttributes.isEmpty || !clash.storeLinks.isEmpty { clashes[id] = clash }
         }
+        // Every updated object was read from the base (its entry exists only while it does there), so when the base
+        // is the newest version and every origin is the base, none of them can clash.
+        if !(originsAreBase && view.base.sequence == newest.sequence) {
+            for update in updates { check(update.id) }
+        }
+        for id in others { check(id) }
         // Targets this context links to must still exist.
         var linkedFrom: [ObjectID: (ObjectID, Int)] = [:]
         for (slot, state) in pending.allLinks where view.exists(slot.id) {
@@ -92,7 +104,7 @@ struct SavePlanner {
 
     private func describe(_ id: ObjectID, _ clash: Clash, _ linkedFrom: (ObjectID, Int)?) -> SaveConflict {
         let layout = schema.layouts[Int(id.entity)]
-        var mine = (pending.allUpdates[id]?.keys.sorted() ?? []).map { layout.attributes[$0].name }
+        var mine = (pending.changes(id)?.attributes ?? []).map { layout.attributes[$0].name }
         mine += changedLinks(id).map { layout.relationships[$0].name }
         if pending.isDeleted(id) { mine.append("(deleted)") }
         if let (source, rel) = linkedFrom {
@@ -126,10 +138,15 @@ struct SavePlanner {
             }
         }
         for (id, row) in pending.liveInserts { tx.insert(existing: id, row: row) }
-        for (id, changes) in pending.allUpdates where isLive(id) && !dropAll.contains(id) {
-            let dropped = dropAttributes[id] ?? []
-            for (a, v) in changes.sorted(by: { $0.key < $1.key }) where !dropped.contains(a) {
-                tx.setChecked(id, a, v)
+        if clashes.isEmpty {
+            // Without clashes every entry names a live object (see `plan`): the entries move over as they are.
+            tx.appendUpdates(pending.allUpdates)
+        } else {
+            for changes in pending.allUpdates where isLive(changes.id) && !dropAll.contains(changes.id) {
+                let dropped = dropAttributes[changes.id] ?? []
+                changes.forEachValue { a, v in
+                    if !dropped.contains(a) { tx.setChecked(changes.id, a, v) }
+                }
             }
         }
         for id in writeWhole where isLive(id) {

@@ -24,6 +24,17 @@ extension Transaction {
         recordUpdate(id, attribute, value)
     }
 
+    /// Adds a context's pending updates, already normalized, one entry per object: taken whole when the transaction
+    /// has no updates yet.
+    mutating func appendUpdates(_ list: [PendingUpdate]) {
+        guard updates.isEmpty else {
+            for update in list { update.forEachValue { a, v in recordUpdate(update.id, a, v) } }
+            return
+        }
+        updates = list
+        for (i, update) in list.enumerated() { updatePositions.add(update.id, at: i) }
+    }
+
     /// Sets a to-one relationship, or clears it with nil (the commit resolves serial 0 to the current target).
     mutating func setTarget(_ source: ObjectID, _ relationship: Int, _ target: ObjectID?, _ schema: Schema) {
         let targetEntity = schema.layouts[Int(source.entity)].relationships[relationship].target

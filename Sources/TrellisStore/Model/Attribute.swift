@@ -171,53 +171,107 @@ public struct Attribute<Value>: ModelPropertyStorage {
         storage storageKeyPath: ReferenceWritableKeyPath<M, Self>
     ) -> Value {
         get {
-            // One read of the storage (a key path projection copies it whole) serves the ordinal and the codec.
-            let storage = object[keyPath: storageKeyPath]
-            let ordinal =
-                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
-            if let probe = object.probe {
-                if let composite = storage.composite, let shape = try? composite.shape.get() {
-                    // Key paths into a composite are told apart by which leaf changes what they read.
-                    probe.touch(ordinal, leaves: shape.valueLeaves)
-                    if let value = composite.value(of: shape.probeLeaves(variant: probe.variant)) { return value }
-                } else {
-                    probe.touch(ordinal)
+            // A managed composite read or written before: its slot gives the ordinal and the cached leaves, with no
+            // read of the storage through the key path.
+            if object.probe == nil, let context = object.modelContext, let id = object.storedID,
+                let slot = context.compositeSlot(object, wrappedKeyPath)
+            {
+                object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+                object.readProperties |= PropertyNotifier.bit(slot.property.ordinal)
+                return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                    let pointer = buffer.baseAddress!
+                    guard context.compositeValue(id, slot, into: pointer) else {
+                        return storedValue(object, storageKeyPath)
+                    }
+                    return pointer.move()
                 }
             }
-            object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
-            object.readProperties |= PropertyNotifier.bit(ordinal)
-            guard let context = object.modelContext, let id = object.storedID else { return storage.value }
-            if let composite = storage.composite {
-                guard let leaves = context.compositeValues(id, object.binding!, ordinal) else { return storage.value }
-                guard let value = composite.value(of: leaves) else {
-                    preconditionFailure("Trellis: \(M.self) holds \(leaves), which do not make a \(Value.self)")
-                }
-                return value
-            }
-            guard let stored = context.attributeValue(id, object.binding!, ordinal) else { return storage.value }
-            guard let value = storage.codec!.value(of: stored) else {
-                preconditionFailure("Trellis: \(M.self) holds \(stored), which is not a \(Value.self)")
-            }
-            return value
+            return read(object, wrappedKeyPath, storageKeyPath)
         }
         set {
-            guard let context = object.modelContext, let id = object.storedID else {
-                _ = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+            // A managed composite read or written before: its slot, with no read of the storage.
+            if let context = object.modelContext, let id = object.storedID,
+                let slot = context.compositeSlot(object, wrappedKeyPath)
+            {
                 object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
-                    object[keyPath: storageKeyPath].value = newValue
+                    context.setCompositeValue(id, slot, newValue)
                 }
                 return
             }
-            let storage = object[keyPath: storageKeyPath]
-            let ordinal =
-                ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
-            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
-                if let composite = storage.composite {
-                    context.setCompositeValues(id, object.binding!, ordinal, composite.leaves(of: newValue))
-                } else {
-                    context.setAttributeValue(id, object.binding!, ordinal, storage.codec!.stored(newValue))
-                }
+            write(object, wrappedKeyPath, storageKeyPath, newValue)
+        }
+    }
+
+    /// The value the storage holds (what an object that nothing holds any more reads).
+    @inline(never)
+    private static func storedValue<M: Model>(
+        _ object: M, _ storageKeyPath: ReferenceWritableKeyPath<M, Self>
+    )
+        -> Value
+    {
+        object[keyPath: storageKeyPath].value
+    }
+
+    /// The getter's path through the storage: unmanaged objects, probes, scalars, a composite's first read. Kept out
+    /// of line: the storage's type is needed only here.
+    @inline(never)
+    private static func read<M: Model>(
+        _ object: M, _ wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,
+        _ storageKeyPath: ReferenceWritableKeyPath<M, Self>
+    ) -> Value {
+        // One read of the storage (a key path projection copies it whole) serves the ordinal and the codec.
+        let storage = object[keyPath: storageKeyPath]
+        let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
+        if let probe = object.probe {
+            if let composite = storage.composite, let shape = try? composite.shape.get() {
+                // Key paths into a composite are told apart by which leaf changes what they read.
+                probe.touch(ordinal, leaves: shape.valueLeaves)
+                if let value = composite.value(of: shape.probeLeaves(variant: probe.variant)) { return value }
+            } else {
+                probe.touch(ordinal)
             }
+        }
+        object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+        object.readProperties |= PropertyNotifier.bit(ordinal)
+        guard let context = object.modelContext, let id = object.storedID else { return storage.value }
+        if let composite = storage.composite {
+            let slot = context.makeCompositeSlot(object, wrappedKeyPath, ordinal: ordinal, codec: composite)
+            return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                let pointer = buffer.baseAddress!
+                return context.compositeValue(id, slot, into: pointer) ? pointer.move() : storage.value
+            }
+        }
+        guard let stored = context.attributeValue(id, object.binding!, ordinal) else { return storage.value }
+        guard let value = storage.codec!.value(of: stored) else {
+            preconditionFailure("Trellis: \(M.self) holds \(stored), which is not a \(Value.self)")
+        }
+        return value
+    }
+
+    /// The setter's path through the storage: unmanaged objects, scalars, a composite's first write.
+    @inline(never)
+    private static func write<M: Model>(
+        _ object: M, _ wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,
+        _ storageKeyPath: ReferenceWritableKeyPath<M, Self>, _ newValue: Value
+    ) {
+        guard let context = object.modelContext, let id = object.storedID else {
+            _ = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath)
+            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                object[keyPath: storageKeyPath].value = newValue
+            }
+            return
+        }
+        let storage = object[keyPath: storageKeyPath]
+        let ordinal = ModelMirror.ordinal(object, storageKeyPath, wrapped: wrappedKeyPath, slot: storage.slot)
+        if let composite = storage.composite {
+            let slot = context.makeCompositeSlot(object, wrappedKeyPath, ordinal: ordinal, codec: composite)
+            object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+                context.setCompositeValue(id, slot, newValue)
+            }
+            return
+        }
+        object.observationRegistrar.withMutation(of: object, keyPath: wrappedKeyPath) {
+            context.setAttributeValue(id, object.binding!, ordinal, storage.codec!.stored(newValue))
         }
     }
 
@@ -266,6 +320,8 @@ protocol CompositeCodec<Wrapped> {
     static func leaves(of value: Wrapped) -> [Value]
     /// nil when the leaves do not make a value (a required field holding null).
     static func value(of leaves: [Value]) -> Wrapped?
+    /// Both conversions, with what they need found once: a managed object's slot keeps them.
+    static var coder: CompositeCoder<Wrapped> { get }
 }
 
 /// A `Codable` struct's conversion, through `CompositeShape`'s encoder and decoder.
@@ -278,6 +334,24 @@ enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
     static func value(of leaves: [Value]) -> Wrapped? {
         guard case .success(let shape) = shape, leaves.count == shape.leaves.count else { return nil }
         return shape.value(Wrapped.self, from: leaves)
+    }
+    static var coder: CompositeCoder<Wrapped> {
+        guard case .success(let shape) = shape else {
+            return CompositeCoder(leaves: { _ in [] }, value: { _, _ in false })
+        }
+        // Through `Codable`: initializes the pointee when the leaves make a value.
+        let decode: ([Value], UnsafeMutablePointer<Wrapped>) -> Bool = { leaves, pointer in
+            guard let value = value(of: leaves) else { return false }
+            pointer.initialize(to: value)
+            return true
+        }
+        if let direct = DirectFields.of(Wrapped.self, shape) {
+            // Leaves that do not fit their fields go through `Codable`, which tells a missing value the same way.
+            return CompositeCoder(
+                leaves: { direct.leaves(of: $0) },
+                value: { direct.build($0, into: $1) || decode($0, $1) })
+        }
+        return CompositeCoder(leaves: { shape.leaves(of: $0) }, value: decode)
     }
 }
 

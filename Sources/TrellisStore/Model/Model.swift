@@ -66,6 +66,8 @@ open class Model: Hashable {
     /// The properties ever read on this object, by ordinal (`PropertyNotifier.bit(_:)`): only they can have observers,
     /// so a context notifies only them of changes that do not come through the setters.
     var readProperties: UInt64 = 0
+    /// The composite properties read or written on this object since it was managed, with their cached leaves.
+    final var compositeSlots: [CompositeSlot] = []
 
     /// An unmanaged object with every property at its initial value; `ModelContext.insert(_:)` makes it persistent.
     public required init() {}

@@ -3,8 +3,8 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// The new values a transaction sets on one stored object: the first attribute inline, so that the common update of
-/// one attribute allocates nothing beyond the value itself.
+/// The new values a transaction (or a context's pending changes) sets on one stored object: the first attribute
+/// inline, so that the common update of one attribute allocates nothing beyond the value itself.
 struct PendingUpdate: Sendable {
     let id: ObjectID
     private var attribute: Int
@@ -25,6 +25,19 @@ struct PendingUpdate: Sendable {
         } else {
             more.append((attribute, value))
         }
+    }
+
+    /// The value set for `attribute`, or nil when it is not set.
+    func value(of attribute: Int) -> Value? {
+        if attribute == self.attribute { return value }
+        guard !more.isEmpty else { return nil }
+        return more.first { $0.attribute == attribute }?.value
+    }
+
+    /// The attributes set, in ascending order.
+    var attributes: [Int] {
+        guard !more.isEmpty else { return [attribute] }
+        return ([attribute] + more.map(\.attribute)).sorted()
     }
 
     /// Calls `body` with the attributes set, each once with its last value, in ascending attribute order.
