@@ -44,8 +44,11 @@ extension Graph {
     /// place from their trie nodes: the trie's own iteration hands out copies, and a copied leaf costs a retain and a
     /// release of its column and link arrays, more than evaluating a one-term predicate on it.
     private func forEachLeaf(entity: UInt32, _ body: (_ key: UInt64, _ leaf: Leaf) -> Bool) {
-        guard Int(entity) < tables.count, let root = tables[Int(entity)].leaves.root else { return }
-        _ = Self.forEachLeaf(in: root, level: tables[Int(entity)].leaves.height, prefix: 0, body)
+        guard Int(entity) < tables.count else { return }
+        if let root = tables[Int(entity)].leaves.root {
+            guard Self.forEachLeaf(in: root, level: tables[Int(entity)].leaves.height, prefix: 0, body) else { return }
+        }
+        if let tail = tables[Int(entity)].leaves.tail { _ = body(tail.key, tail.value) }
     }
 
     private static func forEachLeaf(

@@ -42,12 +42,13 @@ package enum IndexTree: Sendable {
             self = .general(SortedTree())  // release our hold so `tree` is uniquely referenced
             // A value of the wrong case cannot reach a scalar index: commits check types first.
             let entry = ScalarEntry(bits: coding.encode(value(columns[0])) ?? 0, serial: serial)
-            if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
+            // A new entry waits in the tree's pending run: a small commit copies that, not a path of nodes.
+            if adding { tree.insertBuffered((), forKey: entry) } else { tree.removeValue(forKey: entry) }
             self = .scalar(tree, coding)
         case .general(var tree):
             self = .general(SortedTree())
             let entry = IndexEntry(columns.map(value), serial: serial)
-            if adding { tree[entry] = () } else { tree.removeValue(forKey: entry) }
+            if adding { tree.insertBuffered((), forKey: entry) } else { tree.removeValue(forKey: entry) }
             self = .general(tree)
         }
     }

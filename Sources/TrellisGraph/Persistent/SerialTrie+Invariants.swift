@@ -3,22 +3,27 @@ import TrellisCore
 extension SerialTrie {
     /// Stops the process when the trie's structure is broken; meant for tests, after mutations.
     ///
-    /// Checks: the root is absent exactly when the trie is empty and its height is the smallest that fits the largest
-    /// key; every node is non-empty; bitmaps agree with the number of items or children; leaves hold no children and
-    /// interior nodes no items; the top level uses only the four slots that 64-bit keys reach; the stored count equals
-    /// the number of keys; keys come out strictly ascending and each one is found again by lookup.
+    /// Checks: the root is absent exactly when the nodes hold no key and its height is the smallest that fits their
+    /// largest key; the tail's key is above every key in the nodes; every node is non-empty; bitmaps agree with the
+    /// number of items or children; leaves hold no children and interior nodes no items; the top level uses only the
+    /// four slots that 64-bit keys reach; the stored count equals the number of keys, the tail's included; keys come
+    /// out strictly ascending and each one is found again by lookup.
     ///
     /// - Complexity: O(n · h).
     func checkInvariants() {
+        let nodeCount = storedCount - (tail == nil ? 0 : 1)
+        if let tail, root != nil {
+            precondition(tail.key > maxNodeKey, "SerialTrie: tail \(tail.key) not above every key in the nodes")
+        }
         guard let root else {
-            precondition(storedCount == 0, "SerialTrie: no root but count \(storedCount)")
+            precondition(nodeCount == 0, "SerialTrie: no root but count \(storedCount)")
             precondition(height == 0, "SerialTrie: no root but height \(height)")
             return
         }
         precondition((0...Node.maximumHeight).contains(height), "SerialTrie: height \(height) out of range")
         precondition(height == 0 || root.bitmap & ~1 != 0, "SerialTrie: root taller than its keys need")
         let counted = Self.checkNode(root, level: height)
-        precondition(counted == storedCount, "SerialTrie: count \(storedCount) but \(counted) keys in nodes")
+        precondition(counted == nodeCount, "SerialTrie: count \(storedCount) but \(counted) keys in nodes")
 
         var previous: UInt64?
         var visited = 0

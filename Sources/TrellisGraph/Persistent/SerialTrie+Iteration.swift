@@ -14,14 +14,17 @@ extension SerialTrie: Sequence {
 
         private var frames: ContiguousArray<Frame> = []
         private let height: Int
+        /// The trie's tail, still to come after the nodes when its key is in range.
+        private var tail: Tail?
         /// The key bits of the slots chosen so far, one six-bit digit per level above the current one.
         private var prefix: UInt64 = 0
 
         /// An iterator over the keys of `root` that are at least `lowerKey`.
         ///
         /// - Complexity: O(h).
-        init(root: Node?, height: Int, from lowerKey: UInt64) {
+        init(root: Node?, height: Int, tail: Tail?, from lowerKey: UInt64) {
             self.height = height
+            self.tail = tail.flatMap { $0.key >= lowerKey ? $0 : nil }
             guard var node = root, SerialTrie.fits(lowerKey, height: height) else { return }
             frames.reserveCapacity(height + 1)
             var level = height
@@ -63,7 +66,9 @@ extension SerialTrie: Sequence {
                 let child = node.children[position]
                 frames.append(Frame(node: child, unvisited: child.bitmap))
             }
-            return nil
+            guard let last = tail else { return nil }
+            tail = nil
+            return (last.key, last.value)
         }
     }
 
@@ -71,7 +76,7 @@ extension SerialTrie: Sequence {
     ///
     /// - Complexity: O(h).
     @usableFromInline package func makeIterator() -> Iterator {
-        Iterator(root: root, height: height, from: 0)
+        Iterator(root: root, height: height, tail: tail, from: 0)
     }
 
     /// - Complexity: O(1).
@@ -81,7 +86,7 @@ extension SerialTrie: Sequence {
     ///
     /// - Complexity: O(h) to start, O(1) amortized per element.
     package func elements(from lowerKey: UInt64) -> some Sequence<(key: UInt64, value: Value)> {
-        IteratorSequence(Iterator(root: root, height: height, from: lowerKey))
+        IteratorSequence(Iterator(root: root, height: height, tail: tail, from: lowerKey))
     }
 
     /// Calls `body` with every key and value in ascending key order.
@@ -89,8 +94,8 @@ extension SerialTrie: Sequence {
     /// - Complexity: O(n), without the iterator's bookkeeping.
     @inlinable
     package func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
-        guard let root else { return }
-        try Self.forEach(in: root, level: height, prefix: 0, body)
+        if let root { try Self.forEach(in: root, level: height, prefix: 0, body) }
+        if let tail { try body(tail.key, tail.value) }
     }
 
     @inlinable
@@ -119,7 +124,7 @@ extension SerialTrie: Sequence {
     ///
     /// - Complexity: O(h).
     package var minKey: UInt64? {
-        guard var node = root else { return nil }
+        guard var node = root else { return tail?.key }
         var key: UInt64 = 0
         for level in stride(from: height, through: 0, by: -1) {
             key |= UInt64(node.bitmap.trailingZeroBitCount) &<< UInt64(Node.bitsPerLevel * level)
@@ -132,7 +137,15 @@ extension SerialTrie: Sequence {
     ///
     /// - Complexity: O(h).
     package var maxKey: UInt64? {
-        guard var node = root else { return nil }
+        if let tail { return tail.key }
+        return root == nil ? nil : maxNodeKey
+    }
+
+    /// The largest key in the nodes (the tail aside); the nodes must not be empty.
+    ///
+    /// - Complexity: O(h).
+    var maxNodeKey: UInt64 {
+        var node = root!
         var key: UInt64 = 0
         for level in stride(from: height, through: 0, by: -1) {
             let index = UInt64.bitWidth - 1 - node.bitmap.leadingZeroBitCount

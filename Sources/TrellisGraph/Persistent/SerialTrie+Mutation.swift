@@ -14,6 +14,48 @@ extension SerialTrie {
         default defaultValue: () -> Value,
         _ body: (inout Value) throws -> R
     ) rethrows -> R {
+        if tail?.key == key { return try body(&tail!.value) }
+        // The nodes hold only keys below the tail's.
+        if let previous = tail, key > previous.key { moveTailIntoNodes() }
+        return try modifyInNodes(key, default: defaultValue, body)
+    }
+
+    /// `modify(_:default:_:)` for keys that mostly come in ascending order: a key above every other one becomes the
+    /// tail (the tail it replaces goes into the nodes), and later writes to it copy no node.
+    ///
+    /// - Complexity: O(1) plus `body` for the tail's key; O(h) node visits for a new largest key, with O(64) more
+    ///   for each shared node on the path of the tail going into the nodes; otherwise as `modify`.
+    package mutating func modifyKeepingTail<R>(
+        _ key: UInt64,
+        default defaultValue: () -> Value,
+        _ body: (inout Value) throws -> R
+    ) rethrows -> R {
+        if tail?.key == key { return try body(&tail!.value) }
+        guard tail.map({ key > $0.key }) ?? (root == nil || key > maxNodeKey) else {
+            return try modifyInNodes(key, default: defaultValue, body)
+        }
+        moveTailIntoNodes()
+        tail = Tail(key: key, value: defaultValue())
+        storedCount += 1
+        return try body(&tail!.value)
+    }
+
+    /// Puts the tail's entry into the nodes, leaving no tail.
+    ///
+    /// - Complexity: O(h) node visits, O(64) more for each shared node on the path.
+    private mutating func moveTailIntoNodes() {
+        guard let previous = tail else { return }
+        tail = nil
+        storedCount -= 1
+        modifyInNodes(previous.key, default: { previous.value }, { _ in })
+    }
+
+    /// `modify` in the nodes: `key` must be below the tail's.
+    private mutating func modifyInNodes<R>(
+        _ key: UInt64,
+        default defaultValue: () -> Value,
+        _ body: (inout Value) throws -> R
+    ) rethrows -> R {
         makeRoom(for: key)
         var inserted = false
         defer {
@@ -54,7 +96,12 @@ extension SerialTrie {
     /// - Complexity: O(h) node visits (h ≤ 11); O(64) more for each node on the path.
     @discardableResult
     package mutating func removeValue(forKey key: UInt64) -> Value? {
-        guard contains(key) else { return nil }
+        if let previous = tail, previous.key == key {
+            tail = nil
+            storedCount -= 1
+            return previous.value
+        }
+        guard nodesContain(key) else { return nil }
         let removed = Self.remove(&root!, level: height, key: key)
         storedCount -= 1
         shrinkRoot()

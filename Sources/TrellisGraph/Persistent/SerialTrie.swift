@@ -30,8 +30,20 @@ import TrellisCore
     /// level 0 occupies some slot other than 0.
     @usableFromInline var height: Int
 
-    /// Backing store for `count`, kept outside the nodes so that `count` is O(1).
+    /// Backing store for `count` (the tail's key included), kept outside the nodes so that `count` is O(1).
     var storedCount: Int
+
+    /// The entry with the largest key, held beside the nodes rather than in them, or nil. Keys written in ascending
+    /// order (an entity's newest leaf) are written here again and again: a write under a snapshot then copies this
+    /// entry's value, not a root-to-leaf path of nodes whose every copy retains 64 items or children. It goes into
+    /// the nodes when a larger key arrives. Every key in the nodes is below it.
+    @usableFromInline var tail: Tail?
+
+    /// The entry `tail` holds.
+    @usableFromInline struct Tail {
+        @usableFromInline var key: UInt64
+        @usableFromInline var value: Value
+    }
 
     /// An empty trie; allocates nothing.
     ///
@@ -40,6 +52,7 @@ import TrellisCore
         root = nil
         height = 0
         storedCount = 0
+        tail = nil
     }
 
     /// The number of keys.
@@ -71,6 +84,7 @@ import TrellisCore
     ///
     /// - Complexity: O(h), h ≤ 11.
     package func value(forKey key: UInt64) -> Value? {
+        if let tail, tail.key == key { return tail.value }
         guard let root, Self.fits(key, height: height) else { return nil }
         // Nodes below the root live as long as the root does: the descent visits them unretained (a retain and a
         // release per level cost more than the level's work).
@@ -99,6 +113,14 @@ import TrellisCore
     ///
     /// - Complexity: O(h), h ≤ 11.
     package func contains(_ key: UInt64) -> Bool {
+        if let tail, tail.key == key { return true }
+        return nodesContain(key)
+    }
+
+    /// Whether the nodes hold `key` (the tail aside).
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    func nodesContain(_ key: UInt64) -> Bool {
         guard var node = root, Self.fits(key, height: height) else { return false }
         var level = height
         while true {
@@ -115,7 +137,8 @@ import TrellisCore
     ///
     /// - Complexity: O(1).
     package func isIdentical(to other: SerialTrie<Value>) -> Bool {
-        root === other.root
+        // Two tails cannot be compared without comparing values: only tries without one are known identical.
+        root === other.root && tail == nil && other.tail == nil
     }
 
     /// Whether a trie of the given height can hold `key`.
@@ -135,3 +158,4 @@ import TrellisCore
 }
 
 extension SerialTrie: Sendable where Value: Sendable {}
+extension SerialTrie.Tail: Sendable where Value: Sendable {}

@@ -6,10 +6,16 @@ extension SortedTree {
     /// Checks: the root is absent exactly when the tree is empty, a root leaf is not empty and a root internal node
     /// has two children or more; every other node is between half full and full; keys ascend strictly within a node;
     /// every key and separator lies within the bounds its ancestors' separators set; the arrays of each kind agree in
-    /// length; every subtree count is right; all leaves are at one depth; the stored count is the number of entries.
+    /// length; every subtree count is right; all leaves are at one depth; the stored count is the number of entries in
+    /// the nodes; the pending run ascends strictly and shares no key with the nodes.
     ///
     /// - Complexity: O(n).
     func checkInvariants() {
+        precondition(pending.keys.count == pending.values.count, "SortedTree: pending keys and values disagree")
+        for (position, key) in pending.keys.enumerated() {
+            if position > 0 { precondition(pending.keys[position - 1] < key, "SortedTree: pending keys out of order") }
+            precondition(!nodesContain(key), "SortedTree: a pending key is in the nodes too")
+        }
         guard let root else {
             precondition(storedCount == 0, "SortedTree: no root but count \(storedCount)")
             return

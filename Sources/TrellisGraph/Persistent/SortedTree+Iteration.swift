@@ -1,12 +1,62 @@
 import TrellisCore
 
 extension SortedTree: Sequence {
-    /// Walks a run of consecutive ranks, forward or backward, with one path frame per level.
+    /// Walks a run of consecutive ranks of the nodes' entries and a run of the pending entries together, in key order
+    /// (descending when `reverse`).
+    ///
+    /// It holds what it walks, so it keeps reading the version it started on whatever happens to the tree afterwards.
+    package struct Iterator: IteratorProtocol {
+        private var nodes: NodeIterator
+        /// The nodes' next entry, read ahead to compare with the pending run's.
+        private var nodeNext: (key: Key, value: Value)?
+        private let pending: SortedTreePending<Key, Value>
+        /// The pending positions still to visit: from the low end upwards, or from the high end down when `reverse`.
+        private var pendingLeft: Range<Int>
+        private let reverse: Bool
+
+        /// An iterator over the nodes' ranks `nodeRanks` and the pending positions `pendingPositions`.
+        ///
+        /// - Complexity: O(fanout · log n).
+        init(
+            root: Node?, nodeRanks: Range<Int>, pending: SortedTreePending<Key, Value>, pendingPositions: Range<Int>,
+            reverse: Bool
+        ) {
+            let start = reverse ? nodeRanks.upperBound - 1 : nodeRanks.lowerBound
+            nodes = NodeIterator(root: root, start: start, count: nodeRanks.count, reverse: reverse)
+            self.pending = pending
+            pendingLeft = pendingPositions
+            self.reverse = reverse
+            if !pendingLeft.isEmpty { nodeNext = nodes.next() }
+        }
+
+        /// The next entry.
+        ///
+        /// - Complexity: O(1) amortized.
+        package mutating func next() -> (key: Key, value: Value)? {
+            guard !pendingLeft.isEmpty else {
+                if let held = nodeNext {
+                    nodeNext = nil
+                    return held
+                }
+                return nodes.next()
+            }
+            let position = reverse ? pendingLeft.upperBound - 1 : pendingLeft.lowerBound
+            let key = pending.keys[position]
+            if let held = nodeNext, reverse ? key < held.key : held.key < key {
+                nodeNext = nodes.next()
+                return held
+            }
+            if reverse { pendingLeft.removeLast() } else { pendingLeft.removeFirst() }
+            return (key, pending.values[position])
+        }
+    }
+
+    /// Walks a run of consecutive ranks of the nodes' entries, forward or backward, with one path frame per level.
     ///
     /// The run's length is known from the start (subtree counts give ranks), so the iterator compares no keys and never
     /// steps past the run. It holds the nodes it walks, so it keeps reading the version it started on whatever happens
     /// to the tree afterwards.
-    package struct Iterator: IteratorProtocol {
+    struct NodeIterator: IteratorProtocol {
         /// The node at each level, root first, and the position taken in it (a child, or an entry of the leaf).
         private var path: ContiguousArray<(node: Node, position: Int)> = []
         private var remaining: Int
@@ -34,7 +84,7 @@ extension SortedTree: Sequence {
         /// The next entry of the run.
         ///
         /// - Complexity: O(1) amortized.
-        package mutating func next() -> (key: Key, value: Value)? {
+        mutating func next() -> (key: Key, value: Value)? {
             guard remaining > 0 else { return nil }
             let (leaf, position) = path[path.count - 1]
             let element = (key: leaf.keys[position], value: leaf.values[position])
@@ -81,27 +131,31 @@ extension SortedTree: Sequence {
     package struct Elements: Sequence {
         let root: Node?
         let ranks: Range<Int>
+        let pending: SortedTreePending<Key, Value>
+        let pendingPositions: Range<Int>
         let reverse: Bool
 
         /// - Complexity: O(fanout · log n).
         package func makeIterator() -> Iterator {
-            let start = reverse ? ranks.upperBound - 1 : ranks.lowerBound
-            return Iterator(root: root, start: start, count: ranks.count, reverse: reverse)
+            Iterator(
+                root: root, nodeRanks: ranks, pending: pending, pendingPositions: pendingPositions, reverse: reverse)
         }
 
         /// - Complexity: O(1).
-        package var underestimatedCount: Int { ranks.count }
+        package var underestimatedCount: Int { ranks.count + pendingPositions.count }
     }
 
     /// An iterator over all entries in ascending key order.
     ///
     /// - Complexity: O(log n).
     package func makeIterator() -> Iterator {
-        Iterator(root: root, start: 0, count: storedCount, reverse: false)
+        Iterator(
+            root: root, nodeRanks: 0..<storedCount, pending: pending, pendingPositions: 0..<pending.count,
+            reverse: false)
     }
 
     /// - Complexity: O(1).
-    package var underestimatedCount: Int { storedCount }
+    package var underestimatedCount: Int { count }
 
     /// The entries with keys in a range, in ascending key order (descending when `reverse`), walked lazily. A `nil`
     /// bound leaves that side open; an empty or inverted range yields nothing.
@@ -114,16 +168,21 @@ extension SortedTree: Sequence {
         inclusive upperInclusive: Bool = false,
         reverse: Bool = false
     ) -> some Sequence<(key: Key, value: Value)> {
-        Elements(
-            root: root,
-            ranks: ranks(from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive),
-            reverse: reverse)
+        let (nodes, pendingPositions) = splitRanks(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive)
+        return Elements(
+            root: root, ranks: nodes, pending: pending, pendingPositions: pendingPositions, reverse: reverse)
     }
 
     /// Calls `body` with every entry in ascending key order.
     ///
     /// - Complexity: O(n), without the iterator's bookkeeping.
     package func forEach(_ body: (Key, Value) throws -> Void) rethrows {
+        guard pending.isEmpty else {
+            var entries = makeIterator()
+            while let (key, value) = entries.next() { try body(key, value) }
+            return
+        }
         guard let root else { return }
         try Self.forEach(in: root, body)
     }

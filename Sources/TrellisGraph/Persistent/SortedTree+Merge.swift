@@ -18,6 +18,7 @@ extension SortedTree {
     /// - Complexity: O(k log n) for a small batch of k changes, O(n + k) for a large one.
     package mutating func merge(sortedChanges changes: [BatchChange], rebuildRatio: Int = 32) {
         guard !changes.isEmpty else { return }
+        foldPending()
         guard changes.count * rebuildRatio >= storedCount else {
             for change in changes {
                 if let value = change.value {

@@ -9,6 +9,11 @@ extension SortedTree {
     ///   copying the nodes that other copies share).
     @discardableResult
     package mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        if let position = pending.position(of: key) {
+            let replaced = pending.values[position]
+            pending.values[position] = value
+            return replaced
+        }
         guard root != nil else {
             root = Node(keys: [key], values: [value])
             storedCount = 1
@@ -71,7 +76,11 @@ extension SortedTree {
     /// - Complexity: O(log n) node visits, O(fanout) work in each node on the path.
     @discardableResult
     package mutating func removeValue(forKey key: Key) -> Value? {
-        guard contains(key) else { return nil }
+        if let position = pending.position(of: key) {
+            pending.keys.remove(at: position)
+            return pending.values.remove(at: position)
+        }
+        guard nodesContain(key) else { return nil }
         let removed = Self.remove(key, from: &root!, fanout: fanout)
         storedCount -= 1
         if storedCount == 0 {

@@ -8,16 +8,23 @@ extension SortedTree {
         entryCount(below: key, includingKey: false)
     }
 
+    /// The entry at `rank` among the nodes' entries alone (the pending run aside).
+    ///
+    /// - Complexity: O(fanout · log n).
+    func nodeElement(atRank rank: Int) -> (key: Key, value: Value) {
+        var node = root!
+        var remaining = rank
+        while !node.isLeaf { node = node.children[node.childPosition(forRank: &remaining)] }
+        return (node.keys[remaining], node.values[remaining])
+    }
+
     /// The entry at `rank` in ascending order (the entry with `rank` smaller keys).
     ///
     /// - Precondition: `0 <= rank < count`.
     /// - Complexity: O(fanout · log n).
     package func element(atRank rank: Int) -> (key: Key, value: Value) {
-        precondition(rank >= 0 && rank < storedCount, "SortedTree: rank \(rank) out of 0..<\(storedCount)")
-        var node = root!
-        var remaining = rank
-        while !node.isLeaf { node = node.children[node.childPosition(forRank: &remaining)] }
-        return (node.keys[remaining], node.values[remaining])
+        precondition(rank >= 0 && rank < count, "SortedTree: rank \(rank) out of 0..<\(count)")
+        return pending.isEmpty ? nodeElement(atRank: rank) : mergedElement(atRank: rank)
     }
 
     /// The number of keys in a range; a `nil` bound leaves that side open, and an empty or inverted range counts 0.
@@ -41,14 +48,36 @@ extension SortedTree {
         -> Range<Int>
     {
         let start = lower.map { entryCount(below: $0, includingKey: !lowerInclusive) } ?? 0
-        let end = upper.map { entryCount(below: $0, includingKey: upperInclusive) } ?? storedCount
+        let end = upper.map { entryCount(below: $0, includingKey: upperInclusive) } ?? count
         return start..<Swift.max(start, end)
+    }
+
+    /// The ranks of the keys in a range among the nodes' entries alone, and the positions of those in the pending run.
+    ///
+    /// - Complexity: O(fanout · log n).
+    func splitRanks(
+        from lower: Key?, inclusive lowerInclusive: Bool, to upper: Key?, inclusive upperInclusive: Bool
+    ) -> (nodes: Range<Int>, pending: Range<Int>) {
+        let start = lower.map { nodeEntryCount(below: $0, includingKey: !lowerInclusive) } ?? 0
+        let end = upper.map { nodeEntryCount(below: $0, includingKey: upperInclusive) } ?? storedCount
+        guard !pending.isEmpty else { return (start..<Swift.max(start, end), 0..<0) }
+        let first = lower.map { pending.entryCount(below: $0, includingKey: !lowerInclusive) } ?? 0
+        let last = upper.map { pending.entryCount(below: $0, includingKey: upperInclusive) } ?? pending.count
+        return (start..<Swift.max(start, end), first..<Swift.max(first, last))
     }
 
     /// The number of keys less than `key`, or not greater than it when `includingKey`.
     ///
     /// - Complexity: O(fanout · log n).
     private func entryCount(below key: Key, includingKey: Bool) -> Int {
+        nodeEntryCount(below: key, includingKey: includingKey)
+            + (pending.isEmpty ? 0 : pending.entryCount(below: key, includingKey: includingKey))
+    }
+
+    /// `entryCount(below:includingKey:)` among the nodes' entries alone.
+    ///
+    /// - Complexity: O(fanout · log n).
+    func nodeEntryCount(below key: Key, includingKey: Bool) -> Int {
         guard var node = root else { return 0 }
         var total = 0
         while !node.isLeaf {

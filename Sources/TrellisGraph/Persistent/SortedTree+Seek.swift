@@ -5,6 +5,18 @@ extension SortedTree {
     ///
     /// - Complexity: O(log n).
     package func firstEntry(notBelow key: Key) -> (key: Key, value: Value)? {
+        let inNodes = firstNodeEntry(notBelow: key)
+        guard !pending.isEmpty else { return inNodes }
+        let position = pending.position(notBelow: key)
+        guard position < pending.count else { return inNodes }
+        if let inNodes, inNodes.key < pending.keys[position] { return inNodes }
+        return (pending.keys[position], pending.values[position])
+    }
+
+    /// `firstEntry(notBelow:)` among the nodes' entries alone.
+    ///
+    /// - Complexity: O(log n).
+    private func firstNodeEntry(notBelow key: Key) -> (key: Key, value: Value)? {
         guard let root else { return nil }
         // Every node below the root lives as long as the root does, so the descent holds only the root and visits
         // the others unretained: a retain and a release per level were a third of a lookup.

@@ -45,8 +45,12 @@ package struct SortedTree<Key: Comparable, Value> {
     /// The root, or `nil` when empty; a root leaf is never empty and a root internal node has two children or more.
     var root: Node?
 
-    /// Backing store for `count`, kept outside the nodes so that `count` is O(1).
+    /// The number of entries in the nodes (the pending run's are not among them), kept outside the nodes so that
+    /// `count` is O(1).
     var storedCount: Int
+
+    /// Entries not yet in the nodes (see `insertBuffered`); empty unless that put some there.
+    var pending = SortedTreePending<Key, Value>()
 
     /// The most entries in a leaf and the most children of an internal node; non-root nodes hold at least half.
     let fanout: Int
@@ -71,12 +75,12 @@ package struct SortedTree<Key: Comparable, Value> {
     /// The number of entries.
     ///
     /// - Complexity: O(1).
-    package var count: Int { storedCount }
+    package var count: Int { storedCount + pending.count }
 
     /// Whether the tree holds no entries.
     ///
     /// - Complexity: O(1).
-    package var isEmpty: Bool { storedCount == 0 }
+    package var isEmpty: Bool { storedCount == 0 && pending.isEmpty }
 
     /// The value for `key`; setting `nil` removes the key.
     ///
@@ -96,6 +100,7 @@ package struct SortedTree<Key: Comparable, Value> {
     ///
     /// - Complexity: O(log n).
     package func value(forKey key: Key) -> Value? {
+        if let position = pending.position(of: key) { return pending.values[position] }
         guard let (leaf, position) = leafPosition(of: key) else { return nil }
         return leaf.values[position]
     }
@@ -104,6 +109,13 @@ package struct SortedTree<Key: Comparable, Value> {
     ///
     /// - Complexity: O(log n).
     package func contains(_ key: Key) -> Bool {
+        pending.position(of: key) != nil || leafPosition(of: key) != nil
+    }
+
+    /// Whether the nodes hold `key` (the pending run aside).
+    ///
+    /// - Complexity: O(log n).
+    func nodesContain(_ key: Key) -> Bool {
         leafPosition(of: key) != nil
     }
 
@@ -111,18 +123,28 @@ package struct SortedTree<Key: Comparable, Value> {
     ///
     /// - Complexity: O(log n).
     package var first: (key: Key, value: Value)? {
-        guard var node = root else { return nil }
-        while !node.isLeaf { node = node.children[0] }
-        return (node.keys[0], node.values[0])
+        let inNodes: (key: Key, value: Value)? = root.map { root in
+            var node = root
+            while !node.isLeaf { node = node.children[0] }
+            return (node.keys[0], node.values[0])
+        }
+        guard let key = pending.keys.first else { return inNodes }
+        if let inNodes, inNodes.key < key { return inNodes }
+        return (key, pending.values[0])
     }
 
     /// The entry with the largest key, or `nil` when empty.
     ///
     /// - Complexity: O(log n).
     package var last: (key: Key, value: Value)? {
-        guard var node = root else { return nil }
-        while !node.isLeaf { node = node.children[node.children.count - 1] }
-        return (node.keys[node.keys.count - 1], node.values[node.values.count - 1])
+        let inNodes: (key: Key, value: Value)? = root.map { root in
+            var node = root
+            while !node.isLeaf { node = node.children[node.children.count - 1] }
+            return (node.keys[node.keys.count - 1], node.values[node.values.count - 1])
+        }
+        guard let key = pending.keys.last else { return inNodes }
+        if let inNodes, key < inNodes.key { return inNodes }
+        return (key, pending.values[pending.count - 1])
     }
 
     /// Whether both trees are the same version: they share their root, so they hold the same entries.
@@ -130,7 +152,7 @@ package struct SortedTree<Key: Comparable, Value> {
     ///
     /// - Complexity: O(1).
     package func isIdentical(to other: SortedTree<Key, Value>) -> Bool {
-        root === other.root
+        root === other.root && pending.isIdentical(to: other.pending)
     }
 
     /// The leaf that holds `key` and its position there, or `nil` if the key is absent.

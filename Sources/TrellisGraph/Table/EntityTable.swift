@@ -56,7 +56,8 @@ import TrellisCore
 
     package mutating func insertRow(_ serial: UInt64, _ values: [Value], layout: EntityLayout) -> Bool {
         let (l, r) = Self.split(serial)
-        let stored = leaves.modify(l, default: { Leaf(layout) }) { leaf -> Bool in
+        // New serials ascend, so the newest leaf is the trie's tail: an insert into it copies no trie node.
+        let stored = leaves.modifyKeepingTail(l, default: { Leaf(layout) }) { leaf -> Bool in
             if leaf.contains(r) { return false }
             for (c, v) in values.enumerated() where !leaf.columns[c].set(r, v) { return false }
             leaf.present |= 1 << UInt64(r)

@@ -42,7 +42,12 @@ final class VersionReclaimer: Sendable {
             if state.overflow.count >= Self.overflowBatch { swap(&overflow, &state.overflow) }
             return (overflow, state.list.count == 1)
         }
-        if !overflow.isEmpty { queue.async { withExtendedLifetime(overflow) {} } }
+        if !overflow.isEmpty {
+            // Handed over in a box the queue empties: had this thread kept its own reference to the batch, the queue
+            // could finish first and leave the freeing of 32 versions to the commit that retired them.
+            let batch = RetiredBatch(consume overflow)
+            queue.async { batch.release() }
+        }
         if first { schedule() }
     }
 
@@ -88,5 +93,21 @@ final class VersionReclaimer: Sendable {
             withExtendedLifetime(expired) {}
             if more { schedule() }
         }
+    }
+}
+
+/// Versions handed to the reclaimer's queue; whichever thread drops the box last, the versions go on the queue.
+private final class RetiredBatch: Sendable {
+    private let graphs: Mutex<[Graph]>
+
+    init(_ graphs: consuming [Graph]) { self.graphs = Mutex(graphs) }
+
+    /// Drops the versions on the calling thread.
+    func release() {
+        let taken = graphs.locked { graphs -> [Graph] in
+            defer { graphs = [] }
+            return graphs
+        }
+        withExtendedLifetime(taken) {}
     }
 }
