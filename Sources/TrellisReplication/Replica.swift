@@ -72,7 +72,9 @@ public final class Replica: Sendable {
     let stores: Mutex<Stores>
 
     struct State: Sendable {
-        var pending: UInt64 = 0
+        /// The last record the stream held at the last fetch: the last one applied by then plus the server's count of
+        /// records after it.
+        var streamLast: UInt64 = 0
         var oldestPending: Int64 = 0
         var failure: ReplicationError?
         var lastError: String?
@@ -175,10 +177,13 @@ public final class Replica: Sendable {
 
     /// How far the replica is behind the stream, as of its last fetch.
     public var replicaLag: ReplicaLag {
-        state.locked { s in
-            guard s.pending > 0 else { return ReplicaLag(records: 0, time: .zero) }
+        // Against the applied sequence read now: the store shows a batch before the state learns the batch's end,
+        // so a count kept from the fetch alone could still hold records applied since.
+        let applied = appliedSequence
+        return state.locked { s in
+            guard s.streamLast > applied else { return ReplicaLag(records: 0, time: .zero) }
             let now = Int64(Date().timeIntervalSince1970 * 1e9)
-            return ReplicaLag(records: s.pending, time: .nanoseconds(max(0, now - s.oldestPending)))
+            return ReplicaLag(records: s.streamLast - applied, time: .nanoseconds(max(0, now - s.oldestPending)))
         }
     }
 
@@ -250,10 +255,11 @@ public final class Replica: Sendable {
             state.locked { s in
                 s.lastError = nil
                 if let last = messages.last {
-                    s.pending = last.pending
+                    let lastRecord = last.message.headers?["Nats-Msg-Id"].flatMap { UInt64($0) } ?? (due - 1)
+                    s.streamLast = lastRecord + last.pending
                     s.oldestPending = last.timestamp
                 } else {
-                    s.pending = 0
+                    s.streamLast = due - 1
                 }
             }
         }
