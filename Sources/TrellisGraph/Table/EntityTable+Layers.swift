@@ -82,3 +82,23 @@ extension EntityTable {
         return places
     }
 }
+
+extension EntityTable {
+    /// Gives `body` the leaf with key `key` in place, first inserting an empty leaf of `layout` when there is none:
+    /// held only by this table, its columns are written without copying them. A key above every other one becomes the
+    /// trie's tail, as `insertRow` keeps it. If `body` throws, an inserted leaf stays, with what `body` wrote to it.
+    /// The caller brings `count` and `maxSerial` up to date for the rows it adds.
+    package mutating func modifyLeaf<R>(
+        _ key: UInt64, layout: EntityLayout, _ body: (inout Leaf) throws(TrellisError) -> R
+    ) throws(TrellisError) -> R {
+        var result: Result<R, TrellisError>?
+        leaves.modifyKeepingTail(key, default: { Leaf(layout) }) { leaf in
+            do throws(TrellisError) {
+                result = .success(try body(&leaf))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result!.get()
+    }
+}

@@ -4,7 +4,7 @@ import TrellisGraph
 
 /// Recovery's reader of a change-set record's inserts section (`ChangeSetCodec`'s layout): each value goes from the
 /// record straight into its column of the leaf its row belongs to, with no `Value`, row array or `String` made for it
-/// in between, and each leaf is written back once for the run of inserts that fill it.
+/// in between, and each leaf is written in place, without copying its columns, for the run of inserts that fill it.
 ///
 /// Only for a graph without indexes (`Graph.withoutIndexes`, whose indexes recovery builds once at the end): no index
 /// entry is made. It refuses what `Graph.applyInserts` refuses (an unknown entity, a wrong number of values, an
@@ -16,26 +16,16 @@ enum ColumnarInserts {
         assert(graph.tables.allSatisfy { $0.indexes.isEmpty }, "ColumnarInserts: a graph with indexes")
         let schema = graph.schema
         // Read once: copying an entity's layout (or an attribute's description) for each insert retained its arrays.
-        let widths = schema.layouts.map(\.attributes.count)
-        let n = try r.count(minimumBytes: 3)
-        var entity = -1
-        var key: UInt64 = 0
-        var current: Leaf?
-        // Rows added to the current leaf, and the highest serial among them: the table's count and highest serial
-        // are brought up to date once a leaf is written back.
-        var added = 0
-        var highest: UInt64 = 0
+        // A closure, not a key path: `map(\.attributes.count)` projected the key path through the runtime.
+        let widths = schema.layouts.map { $0.attributes.count }
+        var left = try r.count(minimumBytes: 3)
         func reject(_ message: String, _ id: ObjectID) -> TrellisError {
             TrellisError(.corrupt, "change set does not fit the graph: \(message) \(schema.describe(id))", object: id)
         }
-        func flush() {
-            guard let leaf = current.take() else { return }
-            graph.tables[entity].leaves.updateValue(leaf, forKey: key)
-            graph.tables[entity].count += added
-            graph.tables[entity].maxSerial = max(graph.tables[entity].maxSerial, highest)
-            (added, highest) = (0, 0)
-        }
-        for _ in 0..<n {
+        // The next insert's entity and serial, its values not read yet; nil after the last.
+        func header() throws(TrellisError) -> (entity: Int, serial: UInt64)? {
+            guard left > 0 else { return nil }
+            left -= 1
             let e = try r.int(limit: widths.count - 1)
             let serial = try r.varint()
             let id = ObjectID(entity: UInt32(e), serial: serial)
@@ -44,30 +34,44 @@ enum ColumnarInserts {
                 throw TrellisError(.corrupt, "change set names an object of unknown entity \(id)", object: id)
             }
             guard count == widths[e] else { throw reject("wrong number of values for insert of", id) }
-            if current == nil || e != entity || serial >> Leaf.shift != key {
-                flush()
-                entity = e
-                key = serial >> Leaf.shift
-                current = graph.tables[e].leaves[key] ?? Leaf(schema.layouts[e])
-            }
-            let row = Int(serial & Leaf.mask)
-            let bit: UInt64 = 1 << UInt64(row)
-            guard current!.present & bit == 0 else {
-                throw reject("insert of an existing object or a value of the wrong type:", id)
-            }
-            let fits = try current!.columns.withUnsafeMutableBufferPointer { columns throws(TrellisError) -> Bool in
-                for c in 0..<count {
-                    guard try read(&r, into: &columns[c], row: row, bit: bit, schema: schema, entity: e, attribute: c)
-                    else { return false }
-                }
-                return true
-            }
-            guard fits else { throw reject("insert of an existing object or a value of the wrong type:", id) }
-            current!.present |= bit
-            added += 1
-            highest = max(highest, serial)
+            return (e, serial)
         }
-        flush()
+        var next = try header()
+        // A run of inserts into one leaf writes it in place (the table holds the only reference), once.
+        while let first = next {
+            let e = first.entity
+            let key = first.serial >> Leaf.shift
+            var added = 0
+            var highest: UInt64 = 0
+            try graph.tables[e].modifyLeaf(key, layout: schema.layouts[e]) { (leaf: inout Leaf) throws(TrellisError) in
+                while let insert = next, insert.entity == e, insert.serial >> Leaf.shift == key {
+                    let id = ObjectID(entity: UInt32(e), serial: insert.serial)
+                    let row = Int(insert.serial & Leaf.mask)
+                    let bit: UInt64 = 1 << UInt64(row)
+                    guard leaf.present & bit == 0 else {
+                        throw reject("insert of an existing object or a value of the wrong type:", id)
+                    }
+                    let width = widths[e]
+                    let fits = try leaf.columns.withUnsafeMutableBufferPointer {
+                        columns throws(TrellisError) -> Bool in
+                        for c in 0..<width {
+                            guard
+                                try read(
+                                    &r, into: &columns[c], row: row, bit: bit, schema: schema, entity: e, attribute: c)
+                            else { return false }
+                        }
+                        return true
+                    }
+                    guard fits else { throw reject("insert of an existing object or a value of the wrong type:", id) }
+                    leaf.present |= bit
+                    added += 1
+                    highest = max(highest, insert.serial)
+                    next = try header()
+                }
+            }
+            graph.tables[e].count += added
+            graph.tables[e].maxSerial = max(graph.tables[e].maxSerial, highest)
+        }
     }
 
     /// Reads one value into row `row` of `column` (a row no object holds, so nothing of an earlier one is left in it:
