@@ -324,8 +324,8 @@ final class Waiter: Sendable {
 
     /// The result, or `timeout` thrown when none came in time.
     func wait(timeout: Duration) throws -> NATSMessage? {
-        // The semaphore's clock can end a wait slightly before `ContinuousClock` reaches the deadline (CI saw 298.9 ms
-        // for 300): the rest is waited out, so a timeout never comes early.
+        // The semaphore's clock can end a wait slightly before `ContinuousClock` reaches the deadline: the rest is
+        // waited out, so a timeout never comes early.
         let deadline = ContinuousClock.now + timeout
         while true {
             let left = max(Duration.zero, deadline - ContinuousClock.now)

@@ -41,6 +41,7 @@ enum ColumnarInserts {
         while let first = next {
             let e = first.entity
             let key = first.serial >> Leaf.shift
+            let width = widths[e]
             var added = 0
             var highest: UInt64 = 0
             try graph.tables[e].modifyLeaf(key, layout: schema.layouts[e]) { (leaf: inout Leaf) throws(TrellisError) in
@@ -51,7 +52,6 @@ enum ColumnarInserts {
                     guard leaf.present & bit == 0 else {
                         throw reject("insert of an existing object or a value of the wrong type:", id)
                     }
-                    let width = widths[e]
                     let fits = try leaf.columns.withUnsafeMutableBufferPointer {
                         columns throws(TrellisError) -> Bool in
                         for c in 0..<width {
