@@ -64,7 +64,7 @@ extension BenchRun {
         var aSave = 0.0
         let aUpdate = try Measure.milliseconds {
             Self.s2UpdateComposite(aItems)
-            aSave = try Measure.milliseconds { try Self.s2Save(a) }.1
+            aSave = try Measure.milliseconds { try Self.s2SaveComposite(a) }.1
         }.1
         progress("S2 composite update: \(aUpdate - aSave) ms setting, \(aSave) ms saving")
         let (aSum, aRead) = try Measure.milliseconds { () -> Int in
@@ -100,7 +100,7 @@ extension BenchRun {
         var bSave = 0.0
         let bUpdate = try Measure.milliseconds {
             try Self.s2UpdateBlob(bItems, decoder, encoder)
-            bSave = try Measure.milliseconds { try Self.s2Save(b) }.1
+            bSave = try Measure.milliseconds { try Self.s2SaveBlob(b) }.1
         }.1
         progress("S2 blob update: \(bUpdate - bSave) ms setting, \(bSave) ms saving")
         let (bSum, bRead) = try Measure.milliseconds { () -> Int in
@@ -176,7 +176,14 @@ extension BenchRun {
     }
 
     @inline(never)
-    static func s2Save(_ context: ModelContext) throws { try context.save() }
+    static func s2SaveComposite(_ context: ModelContext) throws { try context.save() }
+
+    @inline(never)
+    static func s2SaveBlob(_ context: ModelContext) throws {
+        // Not the composite's function folded under another name: callgrind counts each apart.
+        precondition(context.hasChanges, "S2's blob update changed nothing")
+        try context.save()
+    }
 
     /// Every field of a record folded into one number, so that nothing read is skipped.
     static func digest(_ m: S2Metadata) -> Int {

@@ -169,7 +169,6 @@ extension ModelContext {
     /// Sets a composite attribute: its new leaves are compared with the cached (or read) ones, and only those that
     /// change become pending changes (and reach the journal); the cache then holds the new leaves.
     func setCompositeValue<V>(_ id: ObjectID, _ slot: CompositeSlot, _ newValue: V) {
-        let values = slot.coder(as: V.self).leaves(newValue)
         let columns = slot.property.columns
         let stamp = compositeStamp
         if slot.stamp != stamp {
@@ -183,16 +182,50 @@ extension ModelContext {
             slot.stamp = stamp
         }
         let e = Int(id.entity)
-        for k in values.indices where values[k] != slot.leaves[k] {
+        for (k, leaf) in slot.coder(as: V.self).changes(newValue, slot.leaves) {
             let a = columns[k]
             // The leaf's type alone normalizes; the whole description (for the message) only when it does not fit.
-            guard let value = schema.layouts[e].attributes[a].type.normalized(values[k]) else {
-                _ = normalized(values[k], schema.layouts[e].attributes[a], schema.layouts[e].name)
+            guard let value = schema.layouts[e].attributes[a].type.normalized(leaf) else {
+                _ = normalized(leaf, schema.layouts[e].attributes[a], schema.layouts[e].name)
                 continue
             }
             guard value != slot.leaves[k] else { continue }
             pending.set(id, a, value, origin: updateEpoch, quiet: true)
             slot.leaves[k] = value
+        }
+    }
+
+    /// A flat composite's value for an in-place change, initialized at `base` (memory laid out as its type): decoded
+    /// from the slot's leaves while they are current, or else read field by field from the base's row when no layer
+    /// of this context's view touches the object. False, leaving it uninitialized, when neither applies (the caller
+    /// takes the general path). Untyped: generic code here would look up metadata on every call.
+    func directCompositeValue(
+        _ id: ObjectID, _ slot: CompositeSlot, _ direct: DirectFields, into base: UnsafeMutableRawPointer
+    ) -> Bool {
+        if slot.stamp == compositeStamp { return direct.build(slot.leaves, into: base) }
+        guard parent == nil, !pending.touches(id), let row = ownBase.object(id) else { return false }
+        return direct.build(row, slot.property.columns, into: base)
+    }
+
+    /// Records what an in-place change did to a flat composite: the fields that differ between the value before
+    /// (`old`) and after (`new`), as `setCompositeValue` records them. A slot whose leaves are current stays current.
+    func setDirectCompositeValue(
+        _ id: ObjectID, _ slot: CompositeSlot, _ direct: DirectFields, old: UnsafeRawPointer, new: UnsafeRawPointer
+    ) {
+        let changes = direct.changes(from: old, to: new)
+        guard !changes.isEmpty else { return }
+        let cached = slot.stamp == compositeStamp
+        let columns = slot.property.columns
+        let e = Int(id.entity)
+        for (k, leaf) in changes {
+            let a = columns[k]
+            guard let value = schema.layouts[e].attributes[a].type.normalized(leaf) else {
+                _ = normalized(leaf, schema.layouts[e].attributes[a], schema.layouts[e].name)
+                continue
+            }
+            guard value != direct.leaf(k, at: old) else { continue }
+            pending.set(id, a, value, origin: updateEpoch, quiet: true)
+            if cached { slot.leaves[k] = value }
         }
     }
 

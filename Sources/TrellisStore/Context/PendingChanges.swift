@@ -110,27 +110,38 @@ final class PendingChanges {
 
     // MARK: Reads
 
+    // The reads skip empty tables: hashing an ID costs more than the rest of a lookup.
+
     func exists(_ id: ObjectID) -> Answer<Void> {
-        if inserted[id] != nil { return .value(()) }
-        if deleted.contains(id) { return .absent }
+        if !inserted.isEmpty, inserted[id] != nil { return .value(()) }
+        if !deleted.isEmpty, deleted.contains(id) { return .absent }
         return .below
     }
 
     func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> {
-        if let row = inserted[id] { return .value(row[attribute]) }
-        if let i = updateIndex[id], let v = updates[i].value(of: attribute) { return .value(v) }
+        if !inserted.isEmpty, let row = inserted[id] { return .value(row[attribute]) }
+        if !updateIndex.isEmpty, let i = updateIndex[id], let v = updates[i].value(of: attribute) { return .value(v) }
         return .below
     }
 
     /// The full row of an object inserted here; absent for one deleted here; below otherwise.
     func full(_ id: ObjectID) -> Answer<[Value]> {
-        if let row = inserted[id] { return .value(row) }
-        if deleted.contains(id) { return .absent }
+        if !inserted.isEmpty, let row = inserted[id] { return .value(row) }
+        if !deleted.isEmpty, deleted.contains(id) { return .absent }
         return .below
     }
 
+    /// Whether this layer inserts, deletes or changes the object.
+    func touches(_ id: ObjectID) -> Bool {
+        (!inserted.isEmpty && inserted[id] != nil) || (!deleted.isEmpty && deleted.contains(id))
+            || (!updateIndex.isEmpty && updateIndex[id] != nil)
+    }
+
     /// The changes made here to an object that lies below, if any.
-    func changes(_ id: ObjectID) -> PendingUpdate? { updateIndex[id].map { updates[$0] } }
+    func changes(_ id: ObjectID) -> PendingUpdate? {
+        guard !updateIndex.isEmpty, let i = updateIndex[id] else { return nil }
+        return updates[i]
+    }
 
     /// The row of an object inserted here, or the changes made here to one that lies below.
     func row(_ id: ObjectID) -> (full: [Value]?, changes: PendingUpdate?) {
@@ -177,16 +188,22 @@ final class PendingChanges {
         } else {
             changed()
         }
-        if inserted[id] != nil {
+        if !inserted.isEmpty, inserted[id] != nil {
             inserted[id]![attribute] = value
-        } else if let i = updateIndex[id] {
-            updates[i].set(attribute, value)
-        } else {
-            updateIndex[id] = updates.count
+            return
+        }
+        // One hash of the ID finds the object's entry or claims the next one.
+        let next = updates.count
+        let i = Self.entry(&updateIndex[id, default: next])
+        if i == next {
             updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
             updateOrigins.append(origin)
+        } else {
+            updates[i].set(attribute, value)
         }
     }
+
+    private static func entry(_ index: inout Int) -> Int { index }
 
     func setLink(_ id: ObjectID, _ relationship: Int, _ state: LinkState) {
         links[Slot(id: id, relationship: relationship)] = state

@@ -200,6 +200,52 @@ public struct Attribute<Value>: ModelPropertyStorage {
             }
             write(object, wrappedKeyPath, storageKeyPath, newValue)
         }
+        _modify {
+            // `object.composite.field += 1` on a managed composite read or written before: one slot lookup and one
+            // decode for the read, the write compared with the leaves that read used; observers hear as from `set`.
+            if object.probe == nil, let context = object.modelContext, let id = object.storedID,
+                let slot = context.compositeSlot(object, wrappedKeyPath)
+            {
+                object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
+                object.readProperties |= PropertyNotifier.bit(slot.property.ordinal)
+                if let direct = slot.property.direct {
+                    // A flat composite: read in place, and the change found by comparing the fields before and after.
+                    // The two values live in one allocation (a temporary allocation of a generic type costs a
+                    // metadata lookup).
+                    let pair = UnsafeMutablePointer<Value>.allocate(capacity: 2)
+                    defer { pair.deallocate() }
+                    if context.directCompositeValue(id, slot, direct, into: UnsafeMutableRawPointer(pair)) {
+                        (pair + 1).initialize(to: pair.pointee)
+                        object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
+                        defer {
+                            context.setDirectCompositeValue(
+                                id, slot, direct, old: UnsafeRawPointer(pair), new: UnsafeRawPointer(pair + 1))
+                            pair.deinitialize(count: 2)
+                            object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
+                        }
+                        yield &(pair + 1).pointee
+                        return
+                    }
+                }
+                var value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                    let pointer = buffer.baseAddress!
+                    guard context.compositeValue(id, slot, into: pointer) else {
+                        return storedValue(object, storageKeyPath)
+                    }
+                    return pointer.move()
+                }
+                object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
+                defer {
+                    context.setCompositeValue(id, slot, value)
+                    object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
+                }
+                yield &value
+            } else {
+                var value = self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath]
+                defer { self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath] = value }
+                yield &value
+            }
+        }
     }
 
     /// The value the storage holds (what an object that nothing holds any more reads).
@@ -349,7 +395,8 @@ enum CodableCompositeCodec<Wrapped: Codable>: CompositeCodec {
             // Leaves that do not fit their fields go through `Codable`, which tells a missing value the same way.
             return CompositeCoder(
                 leaves: { direct.leaves(of: $0) },
-                value: { direct.build($0, into: $1) || decode($0, $1) })
+                value: { direct.build($0, into: $1) || decode($0, $1) },
+                changes: { direct.changes(of: $0, from: $1) }, direct: direct)
         }
         return CompositeCoder(leaves: { shape.leaves(of: $0) }, value: decode)
     }

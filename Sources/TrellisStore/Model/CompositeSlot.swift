@@ -14,12 +14,15 @@ class AnyCompositeProperty {
     let ordinal: Int
     /// The leaves' attribute positions, in `CompositeShape` order.
     let columns: [Int]
+    /// A flat composite's direct field access (kept here, untyped, so that in-place changes need no generic lookup).
+    let direct: DirectFields?
 
-    init(keyPath: AnyKeyPath, entity: UInt32, ordinal: Int, columns: [Int]) {
+    init(keyPath: AnyKeyPath, entity: UInt32, ordinal: Int, columns: [Int], direct: DirectFields?) {
         self.keyPath = keyPath
         self.entity = entity
         self.ordinal = ordinal
         self.columns = columns
+        self.direct = direct
     }
 }
 
@@ -29,7 +32,7 @@ final class CompositeProperty<V>: AnyCompositeProperty {
 
     init(keyPath: AnyKeyPath, entity: UInt32, ordinal: Int, columns: [Int], coder: CompositeCoder<V>) {
         self.coder = coder
-        super.init(keyPath: keyPath, entity: entity, ordinal: ordinal, columns: columns)
+        super.init(keyPath: keyPath, entity: entity, ordinal: ordinal, columns: columns, direct: coder.direct)
     }
 }
 
@@ -57,6 +60,24 @@ struct CompositeCoder<V> {
     /// they make none (a required field holding null). Through a pointer rather than an optional result: `V?` of an
     /// unspecialized `V` costs a metadata lookup per call.
     let value: ([Value], UnsafeMutablePointer<V>) -> Bool
+    /// The leaves of a value that differ from `old` (its leaves as stored), with their positions.
+    let changes: (_ value: V, _ old: [Value]) -> [(position: Int, leaf: Value)]
+    /// A flat composite's direct field access: in-place changes read and compare fields without leaf arrays.
+    let direct: DirectFields?
+
+    init(
+        leaves: @escaping (V) -> [Value], value: @escaping ([Value], UnsafeMutablePointer<V>) -> Bool,
+        changes: ((V, [Value]) -> [(position: Int, leaf: Value)])? = nil, direct: DirectFields? = nil
+    ) {
+        self.leaves = leaves
+        self.value = value
+        self.direct = direct
+        self.changes =
+            changes ?? { value, old in
+                let new = leaves(value)
+                return new.indices.compactMap { k in k < old.count && new[k] == old[k] ? nil : (k, new[k]) }
+            }
+    }
 }
 
 extension Model {
@@ -150,6 +171,87 @@ final class DirectFields: @unchecked Sendable {
         }
     }
 
+    /// The fields of `value` whose leaves differ from `old`, read one at a time: no array of every leaf.
+    func changes<T>(of value: T, from old: [Value]) -> [(position: Int, leaf: Value)] {
+        guard old.count == fields.count else {
+            return leaves(of: value).enumerated().map { ($0.offset, $0.element) }
+        }
+        return withUnsafePointer(to: value) { pointer in
+            let base = UnsafeRawPointer(pointer)
+            var out: [(position: Int, leaf: Value)] = []
+            for k in fields.indices {
+                let leaf = Self.read(fields[k], base + fields[k].offset)
+                if leaf != old[k] { out.append((k, leaf)) }
+            }
+            return out
+        }
+    }
+
+    /// Initializes the value at `base` from an object's row, each field read in place from its column (`columns`, in
+    /// leaf order): no array, and no `Value` for the common scalar fields. False, leaving it uninitialized, when a
+    /// column holds null for a required field or another type; the caller then takes the general path.
+    func build(_ row: Row, _ columns: [Int], into base: UnsafeMutableRawPointer) -> Bool {
+        guard columns.count == fields.count else { return false }
+        let entity = row.id.entity
+        var written = 0
+        for field in fields {
+            let key = AttributeKey(entity: entity, index: columns[written])
+            let at = base + field.offset
+            let fits: Bool
+            switch field.kind {
+            case .int: fits = Self.put(row.int(key).flatMap { Int(exactly: $0) }, at)
+            case .int64: fits = Self.put(row.int(key), at)
+            case .int32: fits = Self.put(row.int(key).flatMap { Int32(exactly: $0) }, at)
+            case .double: fits = Self.put(row.double(key), at)
+            case .bool: fits = Self.put(row.bool(key), at)
+            case .string: fits = Self.put(row.string(key), at)
+            case .date: fits = Self.put(row.date(key), at)
+            // Optionals and the rest through their `Value`.
+            default: fits = Self.write(field, at, row.value(at: columns[written]))
+            }
+            guard fits else { break }
+            written += 1
+        }
+        if written == fields.count { return true }
+        for k in 0..<written { Self.destroy(fields[k].type, base + fields[k].offset) }
+        return false
+    }
+
+    @inline(__always)
+    private static func put<F>(_ field: F?, _ pointer: UnsafeMutableRawPointer) -> Bool {
+        guard let field else { return false }
+        pointer.assumingMemoryBound(to: F.self).initialize(to: field)
+        return true
+    }
+
+    /// The leaves of the fields that differ between two values of the type (at `old` and `new`), compared in place
+    /// field by field: what an in-place change (`object.composite.field += 1`) records.
+    func changes(from old: UnsafeRawPointer, to new: UnsafeRawPointer) -> [(position: Int, leaf: Value)] {
+        var out: [(position: Int, leaf: Value)] = []
+        for k in fields.indices {
+            let field = fields[k]
+            let (x, y) = (old + field.offset, new + field.offset)
+            let same: Bool
+            switch field.kind {
+            case .int: same = x.load(as: Int.self) == y.load(as: Int.self)
+            case .int64: same = x.load(as: Int64.self) == y.load(as: Int64.self)
+            case .int32: same = x.load(as: Int32.self) == y.load(as: Int32.self)
+            case .bool: same = x.load(as: Bool.self) == y.load(as: Bool.self)
+            case .string:
+                same = x.assumingMemoryBound(to: String.self).pointee == y.assumingMemoryBound(to: String.self).pointee
+            // Doubles and dates, optionals and the rest compare as the store does (NaN equals NaN).
+            default: same = Self.read(field, x) == Self.read(field, y)
+            }
+            if !same { out.append((k, Self.read(field, y))) }
+        }
+        return out
+    }
+
+    /// One leaf of the value at `base`.
+    func leaf(_ position: Int, at base: UnsafeRawPointer) -> Value {
+        Self.read(fields[position], base + fields[position].offset)
+    }
+
     /// A value built field by field from its leaves; nil when a leaf is not of its field's type.
     func value<T>(_ type: T.Type, from leaves: [Value]) -> T? {
         withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer -> T? in
@@ -160,8 +262,12 @@ final class DirectFields: @unchecked Sendable {
     /// Initializes the pointee field by field from the leaves; false, leaving it uninitialized, when a leaf is not of
     /// its field's type.
     func build<T>(_ leaves: [Value], into pointer: UnsafeMutablePointer<T>) -> Bool {
+        build(leaves, into: UnsafeMutableRawPointer(pointer))
+    }
+
+    /// `build(_:into:)` into untyped memory laid out as the type.
+    func build(_ leaves: [Value], into base: UnsafeMutableRawPointer) -> Bool {
         guard leaves.count == fields.count else { return false }
-        let base = UnsafeMutableRawPointer(pointer)
         var written = 0
         for field in fields {
             let fits = Self.write(field, base + field.offset, leaves[written])

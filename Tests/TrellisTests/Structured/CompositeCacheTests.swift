@@ -187,3 +187,116 @@ private final class Flag: @unchecked Sendable {
     func set() { value = true }
     var isSet: Bool { value }
 }
+
+/// An in-place change of a flat composite (`object.composite.field += 1`) reads the fields straight from the
+/// snapshot's row when the context has not touched the object, and records the fields that differ before and after:
+/// it must agree with a plain get and set in every state of the object.
+@Suite struct InPlaceCompositeChangeTests {
+    /// Every field kind the row is read for without a `Value`, and an optional one read through it.
+    struct Reading: Codable, Equatable {
+        var label = ""
+        var count = 0
+        var big: Int64 = 0
+        var small: Int32 = 0
+        var level = 0.0
+        var on = false
+        var at = Date(timeIntervalSinceReferenceDate: 0)
+        var note: String?
+    }
+
+    final class Sensor: Model {
+        @Attribute var name = ""
+        @Attribute var reading = Reading()
+    }
+
+    static func reading(_ i: Int) -> Reading {
+        Reading(
+            label: "r\(i)", count: i, big: Int64(i) << 40, small: Int32(-i), level: Double(i) / 8, on: i % 2 == 0,
+            at: Date(timeIntervalSinceReferenceDate: Double(i) * 60), note: i % 2 == 0 ? nil : "n\(i)")
+    }
+
+    /// The leaves each update record of the journal changes, as "leaf old -> new".
+    static func journalUpdates(_ directory: URL) throws -> [[String]] {
+        var updates: [[String]] = []
+        _ = try JournalReader(directory: directory).forEachRecord { record in
+            let names = record.schema.entities[0].attributes.map(\.name)
+            for update in record.changes.updates {
+                updates.append(update.changes.map { "\(names[$0.attribute.index]) \($0.old) -> \($0.new)" })
+            }
+        }
+        return updates
+    }
+
+    @Test func aChangeInPlaceRecordsExactlyTheFieldsItChangedInEveryStateOfTheObject() throws {
+        let shape = try CompositeShape.of(Reading.self).get()
+        #expect(DirectFields.of(Reading.self, shape) != nil)
+        let temporary = TemporaryDirectory()
+        let store = try Store(directory: temporary.store, models: [Sensor.self])
+        let setup = ModelContext(store)
+        for i in 0..<4 {
+            let s = Sensor()
+            s.name = "s\(i)"
+            s.reading = Self.reading(i)
+            setup.insert(s)
+        }
+        try setup.save()
+
+        // Objects this context has not touched: read from the row.
+        let context = ModelContext(store)
+        let sensors = try context.fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.name)]))
+        sensors[0].reading.count += 5
+        sensors[1].reading.label += "!"
+        sensors[1].reading.small -= 1
+        sensors[2].reading.note = "set"
+        sensors[3].reading.big += 1
+        sensors[3].reading.on.toggle()
+        // A change that changes nothing records nothing.
+        sensors[2].reading.level += 0
+        // The object now has a pending change: the next change reads through it.
+        sensors[0].reading.count += 1
+        #expect(sensors.map(\.reading.count) == [6, 1, 2, 3])
+        #expect(sensors[1].reading.label == "r1!" && sensors[1].reading.small == -2)
+        #expect(sensors[2].reading.note == "set" && sensors[3].reading.on == true)
+        try context.save()
+
+        // After the save the slots are stale; a child context's change goes through its parent's view.
+        sensors[0].reading.at += 60
+        let child = ModelContext(parent: context)
+        let secondID = try #require(sensors[1].objectID)
+        let inChild = try #require(child.model(for: secondID, as: Sensor.self))
+        inChild.reading.level *= 2
+        #expect(sensors[1].reading.level == 0.125)
+        try child.save()
+        #expect(sensors[1].reading.level == 0.25)
+        try context.save()
+
+        // A deleted object keeps reading its values, and a change to it is refused at the save.
+        context.delete(sensors[3])
+        sensors[3].reading.count += 1
+        #expect(throws: TrellisError.self) { try context.save() }
+        context.rollback()
+        try store.close()
+
+        // One update a changed object, naming just the leaves that changed (the no-op change and the refused save
+        // record nothing).
+        let updates = try Self.journalUpdates(temporary.store)
+        #expect(
+            updates.map { $0.map { String($0.split(separator: " ")[0]) } } == [
+                ["reading.count"], ["reading.label", "reading.small"], ["reading.note"], ["reading.big", "reading.on"],
+                ["reading.at"], ["reading.level"],
+            ])
+        #expect(updates.first == ["reading.count 0 -> 6"])
+        let reopened = try Store(directory: temporary.store, models: [Sensor.self])
+        let read = try ModelContext(reopened).fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.name)]))
+        var expected = (0..<4).map(Self.reading)
+        expected[0].count = 6
+        expected[0].at = Date(timeIntervalSinceReferenceDate: 60)
+        expected[1].label = "r1!"
+        expected[1].small = -2
+        expected[1].level = 0.25
+        expected[2].note = "set"
+        expected[3].big += 1
+        expected[3].on = true
+        #expect(read.map(\.reading) == expected)
+    }
+}
