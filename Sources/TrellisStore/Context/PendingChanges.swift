@@ -43,7 +43,7 @@ final class PendingChanges {
     /// Per entry of `updates`, the context's epoch the object was first changed on (-1: none recorded).
     private var updateOrigins: [Int] = []
     /// Where each object's entry sits in `updates`.
-    private var updateIndex: [ObjectID: Int] = [:]
+    private var updateIndex = UpdateIndex()
     /// Objects of the layers below that this layer deletes: the requested ones and what their cascades reached.
     private(set) var deleted: Set<ObjectID> = []
     /// The deletes that were asked for, in order; the commit expands cascades again against the newest version.
@@ -68,7 +68,7 @@ final class PendingChanges {
         insertOrder = []
         updates = []
         updateOrigins = []
-        updateIndex = [:]
+        updateIndex.removeAll()
         deleted = []
         deleteRoots = []
         links = [:]
@@ -104,7 +104,7 @@ final class PendingChanges {
 
     /// The epoch an object of the layers below was first updated on here, when the context recorded one.
     func updateOrigin(_ id: ObjectID) -> Int? {
-        guard let i = updateIndex[id], updateOrigins[i] >= 0 else { return nil }
+        guard let i = updateIndex.find(id, in: updates), updateOrigins[i] >= 0 else { return nil }
         return updateOrigins[i]
     }
 
@@ -120,7 +120,7 @@ final class PendingChanges {
 
     func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> {
         if !inserted.isEmpty, let row = inserted[id] { return .value(row[attribute]) }
-        if !updateIndex.isEmpty, let i = updateIndex[id], let v = updates[i].value(of: attribute) { return .value(v) }
+        if let i = updateIndex.find(id, in: updates), let v = updates[i].value(of: attribute) { return .value(v) }
         return .below
     }
 
@@ -134,12 +134,12 @@ final class PendingChanges {
     /// Whether this layer inserts, deletes or changes the object.
     func touches(_ id: ObjectID) -> Bool {
         (!inserted.isEmpty && inserted[id] != nil) || (!deleted.isEmpty && deleted.contains(id))
-            || (!updateIndex.isEmpty && updateIndex[id] != nil)
+            || updateIndex.find(id, in: updates) != nil
     }
 
     /// The changes made here to an object that lies below, if any.
     func changes(_ id: ObjectID) -> PendingUpdate? {
-        guard !updateIndex.isEmpty, let i = updateIndex[id] else { return nil }
+        guard let i = updateIndex.find(id, in: updates) else { return nil }
         return updates[i]
     }
 
@@ -192,9 +192,8 @@ final class PendingChanges {
             inserted[id]![attribute] = value
             return
         }
-        // One hash of the ID finds the object's entry or claims the next one.
         let next = updates.count
-        let i = Self.entry(&updateIndex[id, default: next])
+        let i = updateIndex.findOrClaim(id, next: next, in: updates)
         if i == next {
             updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
             updateOrigins.append(origin)
@@ -202,8 +201,6 @@ final class PendingChanges {
             updates[i].set(attribute, value)
         }
     }
-
-    private static func entry(_ index: inout Int) -> Int { index }
 
     func setLink(_ id: ObjectID, _ relationship: Int, _ state: LinkState) {
         links[Slot(id: id, relationship: relationship)] = state
@@ -234,13 +231,13 @@ final class PendingChanges {
             discarded.insert(id)
             return
         }
-        if let i = updateIndex.removeValue(forKey: id) {
+        if let i = updateIndex.remove(id, in: updates) {
             // The last entry takes the deleted one's place.
             let last = updates.count - 1
             if i != last {
+                updateIndex.repoint(updates[last].id, to: i, in: updates)
                 updates.swapAt(i, last)
                 updateOrigins.swapAt(i, last)
-                updateIndex[updates[i].id] = i
             }
             updates.removeLast()
             updateOrigins.removeLast()
