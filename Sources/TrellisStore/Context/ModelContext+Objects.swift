@@ -196,36 +196,41 @@ extension ModelContext {
     }
 
     /// A flat composite's value for an in-place change, initialized at `base` (memory laid out as its type): decoded
-    /// from the slot's leaves while they are current, or else read field by field from the base's row when no layer
-    /// of this context's view touches the object. False, leaving it uninitialized, when neither applies (the caller
-    /// takes the general path). Untyped: generic code here would look up metadata on every call.
+    /// from the object's slot while its leaves are current, or else read field by field from the base's row when no
+    /// layer of this context's view touches the object (no slot needed). False, leaving it uninitialized, when neither
+    /// applies (the caller takes the general path). Untyped: generic code here would look up metadata on every call.
     func directCompositeValue(
-        _ id: ObjectID, _ slot: CompositeSlot, _ direct: DirectFields, into base: UnsafeMutableRawPointer
+        _ id: ObjectID, _ property: AnyCompositeProperty, _ slot: CompositeSlot?, _ direct: DirectFields,
+        into base: UnsafeMutableRawPointer
     ) -> Bool {
-        if slot.stamp == compositeStamp { return direct.build(slot.leaves, into: base) }
+        guard direct.fitsMask else { return false }
+        if let slot, slot.stamp == compositeStamp { return direct.build(slot.leaves, into: base) }
         guard parent == nil, !pending.touches(id), let row = ownBase.object(id) else { return false }
-        return direct.build(row, slot.property.columns, into: base)
+        return direct.build(row, property.columns, into: base)
     }
 
     /// Records what an in-place change did to a flat composite: the fields that differ between the value before
     /// (`old`) and after (`new`), as `setCompositeValue` records them. A slot whose leaves are current stays current.
     func setDirectCompositeValue(
-        _ id: ObjectID, _ slot: CompositeSlot, _ direct: DirectFields, old: UnsafeRawPointer, new: UnsafeRawPointer
+        _ id: ObjectID, _ property: AnyCompositeProperty, _ slot: CompositeSlot?, _ direct: DirectFields,
+        old: UnsafeRawPointer, new: UnsafeRawPointer
     ) {
-        let changes = direct.changes(from: old, to: new)
-        guard !changes.isEmpty else { return }
-        let cached = slot.stamp == compositeStamp
-        let columns = slot.property.columns
+        var changed = direct.changedFields(from: old, to: new)
+        guard changed != 0 else { return }
+        let cached = slot.map { $0.stamp == compositeStamp } ?? false
         let e = Int(id.entity)
-        for (k, leaf) in changes {
-            let a = columns[k]
+        while changed != 0 {
+            let k = changed.trailingZeroBitCount
+            changed &= changed - 1
+            let a = property.columns[k]
+            let leaf = direct.leaf(k, at: new)
             guard let value = schema.layouts[e].attributes[a].type.normalized(leaf) else {
                 _ = normalized(leaf, schema.layouts[e].attributes[a], schema.layouts[e].name)
                 continue
             }
             guard value != direct.leaf(k, at: old) else { continue }
             pending.set(id, a, value, origin: updateEpoch, quiet: true)
-            if cached { slot.leaves[k] = value }
+            if cached, let slot { slot.leaves[k] = value }
         }
     }
 

@@ -238,6 +238,17 @@ public final class ModelContext {
         return slot
     }
 
+    /// A composite property of `object` the context knows, from its slot or, without making one, from the
+    /// properties an object of the same class used before; nil otherwise.
+    @inline(__always)
+    func compositeProperty(_ object: Model, _ keyPath: AnyKeyPath) -> (AnyCompositeProperty, CompositeSlot?)? {
+        if let slot = object.compositeSlot(keyPath) { return (slot.property, slot) }
+        guard let property = compositeProperties[ObjectIdentifier(keyPath)], property.keyPath === keyPath,
+            property.entity == object.binding?.entity
+        else { return nil }
+        return (property, nil)
+    }
+
     /// Makes the property and `object`'s slot of a composite the context does not know yet.
     func makeCompositeSlot<V>(
         _ object: Model, _ keyPath: AnyKeyPath, ordinal: Int, codec: any CompositeCodec<V>.Type

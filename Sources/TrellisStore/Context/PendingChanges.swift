@@ -34,42 +34,115 @@ final class PendingChanges {
         case below
     }
 
-    private(set) var inserted: [ObjectID: [Value]] = [:]
+    /// The tables a model setter's write and a property read touch, in one stored property: each of the class's
+    /// stored properties costs a runtime exclusivity check per access, and a write touched eight of them.
+    private struct Tables {
+        var inserted: [ObjectID: [Value]] = [:]
+        /// The changed attributes of objects of the layers below, one entry per object, kept dense (a delete moves
+        /// the last entry into its place): a save hands the array to its transaction as it is.
+        var updates: [PendingUpdate] = []
+        /// Per entry of `updates`, the context's epoch the object was first changed on (-1: none recorded).
+        var updateOrigins: [Int] = []
+        /// Where each object's entry sits in `updates`.
+        var updateIndex = UpdateIndex()
+        /// Objects of the layers below that this layer deletes: the requested ones and what their cascades reached.
+        var deleted: Set<ObjectID> = []
+        /// Objects with any change at this layer, per entity, found when a fetch first asks after a change (a write
+        /// only drops it): the fetches re-evaluate them over the merged view.
+        var touchedCache: [UInt32: Set<ObjectID>]?
+        /// Counts every change to this layer.
+        var version: UInt64 = 0
+        /// Counts the changes other than the model setters' own writes (`set(_:_:_:origin:quiet:)` with `quiet`):
+        /// the composite caches of the context's objects stay valid across those, which update them as they write.
+        var foreignVersion: UInt64 = 0
+
+        // The reads skip empty tables: hashing an ID costs more than the rest of a lookup.
+
+        func exists(_ id: ObjectID) -> Answer<Void> {
+            if !inserted.isEmpty, inserted[id] != nil { return .value(()) }
+            if !deleted.isEmpty, deleted.contains(id) { return .absent }
+            return .below
+        }
+
+        func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> {
+            if !inserted.isEmpty, let row = inserted[id] { return .value(row[attribute]) }
+            if let i = updateIndex.find(id, in: updates), let v = updates[i].value(of: attribute) { return .value(v) }
+            return .below
+        }
+
+        func full(_ id: ObjectID) -> Answer<[Value]> {
+            if !inserted.isEmpty, let row = inserted[id] { return .value(row) }
+            if !deleted.isEmpty, deleted.contains(id) { return .absent }
+            return .below
+        }
+
+        func touches(_ id: ObjectID) -> Bool {
+            (!inserted.isEmpty && inserted[id] != nil) || (!deleted.isEmpty && deleted.contains(id))
+                || updateIndex.find(id, in: updates) != nil
+        }
+
+        func changes(_ id: ObjectID) -> PendingUpdate? {
+            guard let i = updateIndex.find(id, in: updates) else { return nil }
+            return updates[i]
+        }
+
+        mutating func set(_ id: ObjectID, _ attribute: Int, _ value: Value, origin: Int, quiet: Bool) {
+            version &+= 1
+            if !quiet { foreignVersion &+= 1 }
+            if touchedCache != nil { touchedCache = nil }
+            if !inserted.isEmpty, inserted[id] != nil {
+                inserted[id]![attribute] = value
+                return
+            }
+            let next = updates.count
+            let i = updateIndex.findOrClaim(id, next: next, in: updates)
+            if i == next {
+                updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
+                updateOrigins.append(origin)
+            } else {
+                updates[i].set(attribute, value)
+            }
+        }
+
+        /// Drops an object's entry, if any; the last entry takes its place.
+        mutating func removeUpdate(_ id: ObjectID) {
+            guard let i = updateIndex.remove(id, in: updates) else { return }
+            let last = updates.count - 1
+            if i != last {
+                updateIndex.repoint(updates[last].id, to: i, in: updates)
+                updates.swapAt(i, last)
+                updateOrigins.swapAt(i, last)
+            }
+            updates.removeLast()
+            updateOrigins.removeLast()
+        }
+    }
+
+    private var t = Tables()
+    var inserted: [ObjectID: [Value]] { t.inserted }
     /// Insertion order, for saving parents before children; may name objects deleted since (skip those).
     private(set) var insertOrder: [ObjectID] = []
-    /// The changed attributes of objects of the layers below, one entry per object, kept dense (a delete moves the
-    /// last entry into its place): a save hands the array to its transaction as it is.
-    private(set) var updates: [PendingUpdate] = []
-    /// Per entry of `updates`, the context's epoch the object was first changed on (-1: none recorded).
-    private var updateOrigins: [Int] = []
-    /// Where each object's entry sits in `updates`.
-    private var updateIndex = UpdateIndex()
-    /// Objects of the layers below that this layer deletes: the requested ones and what their cascades reached.
-    private(set) var deleted: Set<ObjectID> = []
+    var updates: [PendingUpdate] { t.updates }
+    var deleted: Set<ObjectID> { t.deleted }
     /// The deletes that were asked for, in order; the commit expands cascades again against the newest version.
     private(set) var deleteRoots: [ObjectID] = []
     private(set) var links: [Slot: LinkState] = [:]
     /// Objects inserted here and deleted again before a save: they never reach the store, and the link states left
     /// on their own ends are not changes to save (nor conflicts with a store that never had them).
     private(set) var discarded: Set<ObjectID> = []
-    /// Objects with any change at this layer, per entity, found when a fetch first asks after a change (a write only
-    /// drops it): the fetches re-evaluate them over the merged view.
-    private var touchedCache: [UInt32: Set<ObjectID>]?
     /// Counts every change to this layer.
-    private(set) var version: UInt64 = 0
-    /// Counts the changes other than the model setters' own writes (`set(_:_:_:origin:quiet:)` with `quiet`): the
-    /// composite caches of the context's objects stay valid across those, which update them as they write.
-    private(set) var foreignVersion: UInt64 = 0
+    var version: UInt64 { t.version }
+    /// Counts the changes other than the model setters' own writes: the composite caches stay valid across those.
+    var foreignVersion: UInt64 { t.foreignVersion }
 
     init() {}
 
     func removeAll() {
-        inserted = [:]
+        var fresh = Tables()
+        fresh.version = t.version
+        fresh.foreignVersion = t.foreignVersion
+        t = fresh
         insertOrder = []
-        updates = []
-        updateOrigins = []
-        updateIndex.removeAll()
-        deleted = []
         deleteRoots = []
         links = [:]
         discarded = []
@@ -78,74 +151,54 @@ final class PendingChanges {
 
     /// Notes a change that is not a setter's quiet write.
     private func changed() {
-        touchedCache = nil
-        version &+= 1
-        foreignVersion &+= 1
+        t.touchedCache = nil
+        t.version &+= 1
+        t.foreignVersion &+= 1
     }
 
-    var isEmpty: Bool { inserted.isEmpty && updates.isEmpty && deleted.isEmpty && links.isEmpty }
+    var isEmpty: Bool { t.inserted.isEmpty && t.updates.isEmpty && t.deleted.isEmpty && links.isEmpty }
 
-    func isInserted(_ id: ObjectID) -> Bool { inserted[id] != nil }
-    func isDeleted(_ id: ObjectID) -> Bool { deleted.contains(id) }
+    func isInserted(_ id: ObjectID) -> Bool { t.inserted[id] != nil }
+    func isDeleted(_ id: ObjectID) -> Bool { t.deleted.contains(id) }
     func isDiscarded(_ id: ObjectID) -> Bool { discarded.contains(id) }
 
     func touched(entity: UInt32) -> Set<ObjectID> {
-        if let known = touchedCache { return known[entity] ?? [] }
+        if let known = t.touchedCache { return known[entity] ?? [] }
         var all: [UInt32: Set<ObjectID>] = [:]
         func add(_ id: ObjectID) { all[id.entity, default: []].insert(id) }
-        for id in inserted.keys { add(id) }
-        for update in updates { add(update.id) }
-        for id in deleted { add(id) }
+        for id in t.inserted.keys { add(id) }
+        for update in t.updates { add(update.id) }
+        for id in t.deleted { add(id) }
         for id in discarded { add(id) }
         for slot in links.keys { add(slot.id) }
-        touchedCache = all
+        t.touchedCache = all
         return all[entity] ?? []
     }
 
     /// The epoch an object of the layers below was first updated on here, when the context recorded one.
     func updateOrigin(_ id: ObjectID) -> Int? {
-        guard let i = updateIndex.find(id, in: updates), updateOrigins[i] >= 0 else { return nil }
-        return updateOrigins[i]
+        guard let i = t.updateIndex.find(id, in: t.updates), t.updateOrigins[i] >= 0 else { return nil }
+        return t.updateOrigins[i]
     }
 
     // MARK: Reads
 
-    // The reads skip empty tables: hashing an ID costs more than the rest of a lookup.
+    func exists(_ id: ObjectID) -> Answer<Void> { t.exists(id) }
 
-    func exists(_ id: ObjectID) -> Answer<Void> {
-        if !inserted.isEmpty, inserted[id] != nil { return .value(()) }
-        if !deleted.isEmpty, deleted.contains(id) { return .absent }
-        return .below
-    }
-
-    func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> {
-        if !inserted.isEmpty, let row = inserted[id] { return .value(row[attribute]) }
-        if let i = updateIndex.find(id, in: updates), let v = updates[i].value(of: attribute) { return .value(v) }
-        return .below
-    }
+    func value(_ id: ObjectID, _ attribute: Int) -> Answer<Value> { t.value(id, attribute) }
 
     /// The full row of an object inserted here; absent for one deleted here; below otherwise.
-    func full(_ id: ObjectID) -> Answer<[Value]> {
-        if !inserted.isEmpty, let row = inserted[id] { return .value(row) }
-        if !deleted.isEmpty, deleted.contains(id) { return .absent }
-        return .below
-    }
+    func full(_ id: ObjectID) -> Answer<[Value]> { t.full(id) }
 
     /// Whether this layer inserts, deletes or changes the object.
-    func touches(_ id: ObjectID) -> Bool {
-        (!inserted.isEmpty && inserted[id] != nil) || (!deleted.isEmpty && deleted.contains(id))
-            || updateIndex.find(id, in: updates) != nil
-    }
+    func touches(_ id: ObjectID) -> Bool { t.touches(id) }
 
     /// The changes made here to an object that lies below, if any.
-    func changes(_ id: ObjectID) -> PendingUpdate? {
-        guard let i = updateIndex.find(id, in: updates) else { return nil }
-        return updates[i]
-    }
+    func changes(_ id: ObjectID) -> PendingUpdate? { t.changes(id) }
 
     /// The row of an object inserted here, or the changes made here to one that lies below.
     func row(_ id: ObjectID) -> (full: [Value]?, changes: PendingUpdate?) {
-        (inserted[id], changes(id))
+        (t.inserted[id], t.changes(id))
     }
 
     func link(_ id: ObjectID, _ relationship: Int) -> LinkState? {
@@ -155,11 +208,11 @@ final class PendingChanges {
     /// Applies this layer's state of a relationship end to the targets below it.
     func targets(_ id: ObjectID, _ relationship: Int, below: () -> [ObjectID]) -> [ObjectID] {
         switch links[Slot(id: id, relationship: relationship)] {
-        case nil: return inserted[id] != nil ? [] : below()
+        case nil: return t.inserted[id] != nil ? [] : below()
         case .toOne(let t): return t.map { [$0] } ?? []
         case .ordered(let list): return list
         case .toMany(let added, let removed):
-            var out = inserted[id] != nil ? [] : below()
+            var out = t.inserted[id] != nil ? [] : below()
             if !removed.isEmpty { out.removeAll { removed.contains($0) } }
             if !added.isEmpty {
                 let present = Set(out)
@@ -173,7 +226,7 @@ final class PendingChanges {
     // MARK: Writes
 
     func insert(_ id: ObjectID, row: [Value]) {
-        inserted[id] = row
+        t.inserted[id] = row
         insertOrder.append(id)
         changed()
     }
@@ -182,24 +235,7 @@ final class PendingChanges {
     /// record when this is the object's first update here. A model setter's write is `quiet`: it keeps its own
     /// object's composite cache up to date, so the other objects' caches stay valid.
     func set(_ id: ObjectID, _ attribute: Int, _ value: Value, origin: Int = -1, quiet: Bool = false) {
-        if quiet {
-            version &+= 1
-            if touchedCache != nil { touchedCache = nil }
-        } else {
-            changed()
-        }
-        if !inserted.isEmpty, inserted[id] != nil {
-            inserted[id]![attribute] = value
-            return
-        }
-        let next = updates.count
-        let i = updateIndex.findOrClaim(id, next: next, in: updates)
-        if i == next {
-            updates.append(PendingUpdate(id: id, attribute: attribute, value: value))
-            updateOrigins.append(origin)
-        } else {
-            updates[i].set(attribute, value)
-        }
+        t.set(id, attribute, value, origin: origin, quiet: quiet)
     }
 
     func setLink(_ id: ObjectID, _ relationship: Int, _ state: LinkState) {
@@ -227,32 +263,22 @@ final class PendingChanges {
     /// Deletes an object: drops it if it was inserted here, hides it from the layers below otherwise.
     func delete(_ id: ObjectID, requested: Bool) {
         changed()
-        if inserted.removeValue(forKey: id) != nil {
+        if t.inserted.removeValue(forKey: id) != nil {
             discarded.insert(id)
             return
         }
-        if let i = updateIndex.remove(id, in: updates) {
-            // The last entry takes the deleted one's place.
-            let last = updates.count - 1
-            if i != last {
-                updateIndex.repoint(updates[last].id, to: i, in: updates)
-                updates.swapAt(i, last)
-                updateOrigins.swapAt(i, last)
-            }
-            updates.removeLast()
-            updateOrigins.removeLast()
-        }
-        deleted.insert(id)
+        t.removeUpdate(id)
+        t.deleted.insert(id)
         if requested { deleteRoots.append(id) }
     }
 
     /// Objects inserted here that still exist, in insertion order.
     var liveInserts: [(id: ObjectID, row: [Value])] {
-        insertOrder.compactMap { id in inserted[id].map { (id, $0) } }
+        insertOrder.compactMap { id in t.inserted[id].map { (id, $0) } }
     }
 
     /// The changes to objects of the layers below, one entry per object, in the order of their first change (until a
     /// delete moves one).
-    var allUpdates: [PendingUpdate] { updates }
+    var allUpdates: [PendingUpdate] { t.updates }
     var allLinks: [Slot: LinkState] { links }
 }

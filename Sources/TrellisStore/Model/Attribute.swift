@@ -201,25 +201,24 @@ public struct Attribute<Value>: ModelPropertyStorage {
             write(object, wrappedKeyPath, storageKeyPath, newValue)
         }
         _modify {
-            // `object.composite.field += 1` on a managed composite read or written before: one slot lookup and one
-            // decode for the read, the write compared with the leaves that read used; observers hear as from `set`.
             if object.probe == nil, let context = object.modelContext, let id = object.storedID,
-                let slot = context.compositeSlot(object, wrappedKeyPath)
+                let (property, slot) = context.compositeProperty(object, wrappedKeyPath)
             {
                 object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
-                object.readProperties |= PropertyNotifier.bit(slot.property.ordinal)
-                if let direct = slot.property.direct {
-                    // A flat composite: read in place, and the change found by comparing the fields before and after.
-                    // The two values live in one allocation (a temporary allocation of a generic type costs a
-                    // metadata lookup).
+                object.readProperties |= PropertyNotifier.bit(property.ordinal)
+                if let direct = property.direct {
+                    // `object.composite.field += 1` on a flat composite: its fields read in place (from the slot's
+                    // leaves, or the row of an object the context has not touched, with no slot made), and the change
+                    // found by comparing the fields before and after. Both values live in one allocation (a temporary
+                    // allocation of a generic type costs a metadata lookup).
                     let pair = UnsafeMutablePointer<Value>.allocate(capacity: 2)
                     defer { pair.deallocate() }
-                    if context.directCompositeValue(id, slot, direct, into: UnsafeMutableRawPointer(pair)) {
+                    if context.directCompositeValue(id, property, slot, direct, into: UnsafeMutableRawPointer(pair)) {
                         (pair + 1).initialize(to: pair.pointee)
                         object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
                         defer {
                             context.setDirectCompositeValue(
-                                id, slot, direct, old: UnsafeRawPointer(pair), new: UnsafeRawPointer(pair + 1))
+                                id, property, slot, direct, old: UnsafeRawPointer(pair), new: UnsafeRawPointer(pair + 1))
                             pair.deinitialize(count: 2)
                             object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
                         }
@@ -227,24 +226,27 @@ public struct Attribute<Value>: ModelPropertyStorage {
                         return
                     }
                 }
-                var value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-                    let pointer = buffer.baseAddress!
-                    guard context.compositeValue(id, slot, into: pointer) else {
-                        return storedValue(object, storageKeyPath)
+                // Otherwise one read and one write through the object's slot, observers hearing as from `set`.
+                if let slot = slot ?? context.compositeSlot(object, wrappedKeyPath) {
+                    var value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+                        let pointer = buffer.baseAddress!
+                        guard context.compositeValue(id, slot, into: pointer) else {
+                            return storedValue(object, storageKeyPath)
+                        }
+                        return pointer.move()
                     }
-                    return pointer.move()
+                    object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
+                    defer {
+                        context.setCompositeValue(id, slot, value)
+                        object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
+                    }
+                    yield &value
+                    return
                 }
-                object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
-                defer {
-                    context.setCompositeValue(id, slot, value)
-                    object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
-                }
-                yield &value
-            } else {
-                var value = self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath]
-                defer { self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath] = value }
-                yield &value
             }
+            var value = self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath]
+            defer { self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath] = value }
+            yield &value
         }
     }
 

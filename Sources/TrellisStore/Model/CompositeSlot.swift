@@ -224,10 +224,11 @@ final class DirectFields: @unchecked Sendable {
         return true
     }
 
-    /// The leaves of the fields that differ between two values of the type (at `old` and `new`), compared in place
-    /// field by field: what an in-place change (`object.composite.field += 1`) records.
-    func changes(from old: UnsafeRawPointer, to new: UnsafeRawPointer) -> [(position: Int, leaf: Value)] {
-        var out: [(position: Int, leaf: Value)] = []
+    /// The fields that differ between two values of the type (at `old` and `new`), compared in place field by
+    /// field, as bits by leaf position: what an in-place change (`object.composite.field += 1`) records. Only for
+    /// types of at most 64 fields (`fitsMask`).
+    func changedFields(from old: UnsafeRawPointer, to new: UnsafeRawPointer) -> UInt64 {
+        var changed: UInt64 = 0
         for k in fields.indices {
             let field = fields[k]
             let (x, y) = (old + field.offset, new + field.offset)
@@ -242,10 +243,13 @@ final class DirectFields: @unchecked Sendable {
             // Doubles and dates, optionals and the rest compare as the store does (NaN equals NaN).
             default: same = Self.read(field, x) == Self.read(field, y)
             }
-            if !same { out.append((k, Self.read(field, y))) }
+            if !same { changed |= 1 << UInt64(k) }
         }
-        return out
+        return changed
     }
+
+    /// Whether `changedFields` can tell every field apart.
+    var fitsMask: Bool { fields.count <= 64 }
 
     /// One leaf of the value at `base`.
     func leaf(_ position: Int, at base: UnsafeRawPointer) -> Value {
