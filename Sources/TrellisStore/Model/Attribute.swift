@@ -218,7 +218,8 @@ public struct Attribute<Value>: ModelPropertyStorage {
                         object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
                         defer {
                             context.setDirectCompositeValue(
-                                id, property, slot, direct, old: UnsafeRawPointer(pair), new: UnsafeRawPointer(pair + 1))
+                                id, property, slot, direct, old: UnsafeRawPointer(pair), new: UnsafeRawPointer(pair + 1)
+                            )
                             pair.deinitialize(count: 2)
                             object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
                         }
