@@ -47,6 +47,10 @@ public final class ModelContext {
     private var bindings: [ObjectIdentifier: EntityBinding] = [:]
     /// The composite properties the context's objects have used, by their wrapped key path's identity.
     private var compositeProperties: [ObjectIdentifier: AnyCompositeProperty] = [:]
+    /// The composite property found last: a loop over objects asks for the same one again and again.
+    private var lastCompositeProperty: AnyCompositeProperty?
+    /// The buffer an in-place composite change keeps its two values in (see `takeScratch`).
+    private var scratch = ScratchBuffer()
     var observers = ChangeObservers()
 
     /// A root context reading the store's newest snapshot.
@@ -90,7 +94,10 @@ public final class ModelContext {
         self.epochs = []
     }
 
-    deinit { observers.finish() }
+    deinit {
+        observers.finish()
+        scratch.release()
+    }
 
     /// The store this context saves to.
     public var store: Store {
@@ -243,11 +250,21 @@ public final class ModelContext {
     @inline(__always)
     func compositeProperty(_ object: Model, _ keyPath: AnyKeyPath) -> (AnyCompositeProperty, CompositeSlot?)? {
         if let slot = object.compositeSlot(keyPath) { return (slot.property, slot) }
+        let entity = object.binding?.entity
+        if let last = lastCompositeProperty, last.keyPath === keyPath, last.entity == entity { return (last, nil) }
         guard let property = compositeProperties[ObjectIdentifier(keyPath)], property.keyPath === keyPath,
-            property.entity == object.binding?.entity
+            property.entity == entity
         else { return nil }
+        lastCompositeProperty = property
         return (property, nil)
     }
+
+    /// A buffer of at least `bytes` bytes aligned to 16, reused from one in-place composite change to the next; nil
+    /// while another change holds it (a change nested in one, which then allocates its own). `giveBackScratch()` ends
+    /// the use.
+    func takeScratch(bytes: Int) -> UnsafeMutableRawPointer? { scratch.take(bytes: bytes) }
+
+    func giveBackScratch() { scratch.inUse = false }
 
     /// Makes the property and `object`'s slot of a composite the context does not know yet.
     func makeCompositeSlot<V>(
@@ -281,4 +298,24 @@ struct WeakModel {
     weak var object: Model?
 
     init(_ object: Model) { self.object = object }
+}
+
+/// One reusable allocation (see `ModelContext.takeScratch(bytes:)`).
+struct ScratchBuffer {
+    private var pointer: UnsafeMutableRawPointer?
+    private var bytes = 0
+    var inUse = false
+
+    mutating func take(bytes wanted: Int) -> UnsafeMutableRawPointer? {
+        guard !inUse else { return nil }
+        if bytes < wanted {
+            pointer?.deallocate()
+            bytes = max(wanted, 256)
+            pointer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+        }
+        inUse = true
+        return pointer
+    }
+
+    func release() { pointer?.deallocate() }
 }

@@ -209,11 +209,16 @@ public struct Attribute<Value>: ModelPropertyStorage {
                 if let direct = property.direct {
                     // `object.composite.field += 1` on a flat composite: its fields read in place (from the slot's
                     // leaves, or the row of an object the context has not touched, with no slot made), and the change
-                    // found by comparing the fields before and after. Both values live in one allocation (a temporary
-                    // allocation of a generic type costs a metadata lookup).
-                    let pair = UnsafeMutablePointer<Value>.allocate(capacity: 2)
-                    defer { pair.deallocate() }
-                    if context.directCompositeValue(id, property, slot, direct, into: UnsafeMutableRawPointer(pair)) {
+                    // found by comparing the fields before and after. Both values live in the context's scratch
+                    // buffer (a temporary allocation of a generic type costs a metadata lookup, a heap one a malloc).
+                    let bytes = MemoryLayout<Value>.stride * 2
+                    let scratch = MemoryLayout<Value>.alignment <= 16 ? context.takeScratch(bytes: bytes) : nil
+                    let raw =
+                        scratch
+                        ?? UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: MemoryLayout<Value>.alignment)
+                    defer { scratch == nil ? raw.deallocate() : context.giveBackScratch() }
+                    let pair = raw.bindMemory(to: Value.self, capacity: 2)
+                    if context.directCompositeValue(id, property, slot, direct, into: raw) {
                         (pair + 1).initialize(to: pair.pointee)
                         object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
                         defer {

@@ -299,4 +299,24 @@ private final class Flag: @unchecked Sendable {
         expected[3].on = true
         #expect(read.map(\.reading) == expected)
     }
+
+    @Test func twoChangesInPlaceAtOnceKeepTheirOwnValues() throws {
+        let store = try Store(models: [Sensor.self])
+        let setup = ModelContext(store)
+        for i in 0..<2 {
+            let s = Sensor()
+            s.name = "s\(i)"
+            s.reading = Self.reading(i + 1)
+            setup.insert(s)
+        }
+        try setup.save()
+        let context = ModelContext(store)
+        let sensors = try context.fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.name)]))
+        // Both in-place changes are open at once: the second cannot use the buffer the first holds.
+        swap(&sensors[0].reading, &sensors[1].reading)
+        #expect(sensors.map(\.reading) == [Self.reading(2), Self.reading(1)])
+        try context.save()
+        let read = try ModelContext(store).fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.name)]))
+        #expect(read.map(\.reading) == [Self.reading(2), Self.reading(1)])
+    }
 }
