@@ -52,7 +52,7 @@ final class VersionReclaimer: Sendable {
     }
 
     /// Transactions with at least this many changed objects are handed to `dispose` once committed.
-    static let disposedFrom = 4096
+    static let disposedFrom = 256
 
     /// How long `dispose` holds what it is given: long enough that the committing thread has dropped its own
     /// references (the commit it returned shares the transaction's rows), so the last one is released here.
