@@ -240,6 +240,11 @@ public final class ModelContext {
         guard let property = compositeProperties[ObjectIdentifier(keyPath)], property.keyPath === keyPath,
             property.entity == object.binding?.entity
         else { return nil }
+        return makeSlot(object, property)
+    }
+
+    /// Gives `object` a slot for a property the context knows.
+    func makeSlot(_ object: Model, _ property: AnyCompositeProperty) -> CompositeSlot {
         let slot = CompositeSlot(property)
         object.compositeSlots.append(slot)
         return slot
@@ -250,6 +255,8 @@ public final class ModelContext {
     @inline(__always)
     func compositeProperty(_ object: Model, _ keyPath: AnyKeyPath) -> (AnyCompositeProperty, CompositeSlot?)? {
         if let slot = object.compositeSlot(keyPath) { return (slot.property, slot) }
+        // A model without composites (a scalar's `+= 1` comes here too) hashes nothing.
+        guard !compositeProperties.isEmpty else { return nil }
         let entity = object.binding?.entity
         if let last = lastCompositeProperty, last.keyPath === keyPath, last.entity == entity { return (last, nil) }
         guard let property = compositeProperties[ObjectIdentifier(keyPath)], property.keyPath === keyPath,

@@ -77,8 +77,8 @@ final class PendingChanges {
         }
 
         func touches(_ id: ObjectID) -> Bool {
-            (!inserted.isEmpty && inserted[id] != nil) || (!deleted.isEmpty && deleted.contains(id))
-                || updateIndex.find(id, in: updates) != nil
+            guard case .below = exists(id) else { return true }
+            return updateIndex.find(id, in: updates) != nil
         }
 
         func changes(_ id: ObjectID) -> PendingUpdate? {

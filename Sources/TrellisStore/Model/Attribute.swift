@@ -178,13 +178,7 @@ public struct Attribute<Value>: ModelPropertyStorage {
             {
                 object.observationRegistrar.access(object, keyPath: wrappedKeyPath)
                 object.readProperties |= PropertyNotifier.bit(slot.property.ordinal)
-                return withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-                    let pointer = buffer.baseAddress!
-                    guard context.compositeValue(id, slot, into: pointer) else {
-                        return storedValue(object, storageKeyPath)
-                    }
-                    return pointer.move()
-                }
+                return slotValue(object, context, id, slot, storageKeyPath)
             }
             return read(object, wrappedKeyPath, storageKeyPath)
         }
@@ -233,26 +227,31 @@ public struct Attribute<Value>: ModelPropertyStorage {
                     }
                 }
                 // Otherwise one read and one write through the object's slot, observers hearing as from `set`.
-                if let slot = slot ?? context.compositeSlot(object, wrappedKeyPath) {
-                    var value = withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-                        let pointer = buffer.baseAddress!
-                        guard context.compositeValue(id, slot, into: pointer) else {
-                            return storedValue(object, storageKeyPath)
-                        }
-                        return pointer.move()
-                    }
-                    object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
-                    defer {
-                        context.setCompositeValue(id, slot, value)
-                        object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
-                    }
-                    yield &value
-                    return
+                let slot = slot ?? context.makeSlot(object, property)
+                var value = slotValue(object, context, id, slot, storageKeyPath)
+                object.observationRegistrar.willSet(object, keyPath: wrappedKeyPath)
+                defer {
+                    context.setCompositeValue(id, slot, value)
+                    object.observationRegistrar.didSet(object, keyPath: wrappedKeyPath)
                 }
+                yield &value
+                return
             }
             var value = self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath]
             defer { self[_enclosingInstance: object, wrapped: wrappedKeyPath, storage: storageKeyPath] = value }
             yield &value
+        }
+    }
+
+    /// A managed composite's value through its slot; what the storage holds when nothing holds the object any more.
+    private static func slotValue<M: Model>(
+        _ object: M, _ context: ModelContext, _ id: ObjectID, _ slot: CompositeSlot,
+        _ storageKeyPath: ReferenceWritableKeyPath<M, Self>
+    ) -> Value {
+        withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+            let pointer = buffer.baseAddress!
+            guard context.compositeValue(id, slot, into: pointer) else { return storedValue(object, storageKeyPath) }
+            return pointer.move()
         }
     }
 
