@@ -102,6 +102,8 @@ struct PublishCommand: Command {
             if (commits != nil || exitWhenPublished) && publisher.publishedSequence >= last { break }
             if interruption.wait(milliseconds: 20) { break }
         }
+        // The sequence may have moved between the last line and the check that ended the wait.
+        show()
         return .ok
     }
 }
