@@ -46,10 +46,11 @@ final class TrellisEngine: BenchEngine {
         try store.commit(tx)
     }
 
-    func fetchAll() throws -> FetchSummary {
-        let m = model
+    func fetchAll() throws -> FetchSummary { try Self.fetchAll(store.snapshot, model) }
+
+    static func fetchAll(_ snapshot: Snapshot, _ m: TrellisModel) throws -> FetchSummary {
         var sum = FetchSummary()
-        for row in store.snapshot.rows(entity: m.item) {
+        for row in snapshot.rows(entity: m.item) {
             let id = row.int(m.id) ?? 0
             let title = row.string(m.title) ?? ""
             let score = row.double(m.score) ?? 0
@@ -165,7 +166,29 @@ final class TrellisEngine: BenchEngine {
 
     func compact() throws -> Bool { try TrellisStorage.compact(store) }
 
-    func bytesOnDisk() -> Int? { TrellisStorage.bytesOnDisk(directory: directory) }
+    func bytesOnDisk() -> Int? { TrellisStorage.bytesOnDisk(store, directory: directory) }
+
+    /// W8: copies the store's files as a process killed now would leave them (taken once no compaction runs, so that
+    /// the copy is of one moment), for `openCopyAndFetchAll`. Returns the copy's directory.
+    func copyAsIfKilled() throws -> String {
+        store.waitForCompaction()
+        let copy = directory + "-killed"
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: directory, toPath: copy)
+        return copy
+    }
+
+    /// W8: opens the copy `copyAsIfKilled` made (a kill leaves no clean close, so no compaction at close) and fetches
+    /// every item; returns the summary and the milliseconds to it. The copy is closed and removed after.
+    func openCopyAndFetchAll(_ copy: String) throws -> (FetchSummary, Double) {
+        let start = Measure.now()
+        let opened = try TrellisStorage.open(directory: copy, model: model, durability: durability)
+        let summary = try TrellisEngine.fetchAll(opened.snapshot, model)
+        let ms = Double(Measure.now() - start) / 1e6
+        try opened.close()
+        try? FileManager.default.removeItem(atPath: copy)
+        return (summary, ms)
+    }
 
     func snapshotTakeNanoseconds(iterations: Int) -> Double? {
         var total: UInt64 = 0

@@ -203,6 +203,8 @@ package struct StoreRecovery {
                 continue
             }
         }
+        // The policy counts record bytes: the last segment's file holds space reserved after its records (zeros).
+        if segmentBytes[tail.segment] != nil { segmentBytes[tail.segment] = min(tail.validEnd, tail.size) }
         if let torn {
             if torn.kind == .unacknowledgedHole {
                 report.hole = torn

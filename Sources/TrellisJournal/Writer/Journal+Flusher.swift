@@ -12,6 +12,7 @@ extension Journal {
         var flushTickets: [Ticket] = []
         var compactionTickets: [Ticket] = []
         var compact = false
+        var forced = false
         var closing = false
         var intervalDue = false
     }
@@ -61,6 +62,8 @@ extension Journal {
                 box.flushTickets = []
                 if compact {
                     work.compact = true
+                    work.forced = box.compactionForced
+                    box.compactionForced = false
                     work.compactionTickets = box.compactionTickets
                     box.compactionTickets = []
                     box.compactionRequested = false
@@ -111,8 +114,10 @@ extension Journal {
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
             acknowledged = true
-            if work.compact || (!work.closing && automaticCompactionDue()) {
-                try startCompaction(tickets: work.compactionTickets)
+            if work.compact {
+                try startCompaction(tickets: work.compactionTickets, evenIfUpToDate: work.forced)
+            } else if !work.closing && automaticCompactionDue() {
+                try startCompaction(tickets: [], background: true)
             } else if writer.locked({ $0.segment?.end ?? 0 }) >= options.segmentBytes {
                 try rotate()
             }

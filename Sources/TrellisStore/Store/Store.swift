@@ -238,8 +238,19 @@ public final class Store: Sendable, DurablePublisher {
         try journal?.compact()
     }
 
-    /// Writes and syncs every commit, waits for a running compaction, closes the files and releases the writer
-    /// lock. Later commits throw `.readOnly`. Throws the store's failure if it failed at any time.
+    /// `compact()` that writes a checkpoint even when the last one holds the newest version (the bench times a whole
+    /// rewrite with it).
+    package func compact(evenIfUpToDate: Bool) throws {
+        guard !isReadOnly else { throw TrellisError(.readOnly, "the store is open read-only; it cannot compact") }
+        try journal?.compact(evenIfUpToDate: evenIfUpToDate)
+    }
+
+    /// Returns once no compaction is running.
+    package func waitForCompaction() { journal?.waitForCompaction() }
+
+    /// Writes and syncs every commit, waits for a running compaction, with `StoreOptions.Compaction.atClose` compacts
+    /// when the journal has grown long against the checkpoint (so the next open loads a checkpoint instead of
+    /// replaying), closes the files and releases the writer lock. Later commits throw `.readOnly`. Throws the store's failure if it failed at any time.
     public func close() throws {
         let wasClosed = writer.locked { _ in
             closed.locked { c in
