@@ -40,5 +40,5 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
 extension BackgroundWork where Result == [[UInt8]] {
     /// Commits with at least this many inserts (or updates, or deletes) encode them for the journal on another
     /// thread (as pieces that follow one another); below it, handing the work over costs more than it saves.
-    package static var minimumChanges: Int { 4096 }
+    package static var minimumChanges: Int { 512 }
 }

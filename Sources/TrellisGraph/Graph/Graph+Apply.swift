@@ -103,7 +103,7 @@ extension Graph {
 
     /// Batches of at least this many inserts (or updates, see `applyUpdates`) build their index trees on another
     /// thread while the leaves are written; below it, handing the work over costs more than it saves.
-    static let parallelIndexesFrom = 4096
+    static let parallelIndexesFrom = 512
 
     /// Every entity's index changes for `inserts` (all of them valid), netted: what `insertRun` records, ready for
     /// `applyNetted`. Reads only the inserted values, so it can run while another thread writes the leaves.
