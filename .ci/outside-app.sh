@@ -3,7 +3,8 @@
 # defaults are Date() and UUID(), run twice on one store (two processes), then again with the next version of its
 # model (a renamed attribute, a new one with a default, a new index, a list attribute, a composite and an ordered
 # to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
-# token the third one stored, as a sync consumer would.
+# token the third one stored, as a sync consumer would; a fifth imports 5,000 notes with compaction at close, and a
+# sixth finds that close's checkpoint and replays nothing.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -79,6 +80,25 @@ if arguments.count > 3, arguments[3] == "next" {
     // A sync consumer's token, stored with the app's own state for the next launch.
     try JSONEncoder().encode(try store.currentHistoryToken()).write(to: URL(fileURLWithPath: arguments[4]))
     try store.close()
+} else if arguments.count > 3, arguments[3] == "import" {
+    // A big import closed with compaction at close: the next launch loads a checkpoint and replays nothing.
+    let options = StoreOptions(compaction: .init(atClose: true))
+    let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self], options: options)
+    let context = ModelContext(store)
+    for _ in 0..<5_000 {
+        let note = Next.Note()
+        note.body = (0..<4).map { _ in UUID().uuidString }.joined()
+        context.insert(note)
+    }
+    try context.save()
+    try store.close()
+} else if arguments.count > 3, arguments[3] == "reopen" {
+    let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
+    let report = store.recoveryReport
+    let atLast = report?.checkpointSequence == store.snapshot.sequence
+    let notes = try ModelContext(store).fetchCount(FetchDescriptor<Next.Note>())
+    print("reopened checkpoint-at-last=\(atLast) replayed=\(report?.replayedRecords ?? -1) notes=\(notes)")
+    try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
     let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
     let context = ModelContext(store)
@@ -132,7 +152,9 @@ first=$("$app" "$store" one)
 second=$("$app" "$store" two)
 third=$("$app" "$store" three next "$work/token.json")
 fourth=$("$app" "$store" four sync "$work/token.json")
-echo "$first"; echo "$second"; echo "$third"; echo "$fourth"
+"$app" "$store" five import
+sixth=$("$app" "$store" six reopen)
+echo "$first"; echo "$second"; echo "$third"; echo "$fourth"; echo "$sixth"
 uid=$(echo "$first" | awk '{print $2}')
 # The second launch opens the first one's store (new Date() and UUID() defaults) and sees its note unchanged.
 [ "$(echo "$second" | grep -c '^note ')" -eq 2 ] || { echo "second launch: expected 2 notes"; exit 1; }
@@ -148,4 +170,6 @@ echo "$third" | grep -q "^migrations 1$" || { echo "next version: expected one m
 echo "$fourth" | grep -q '^structure shared=2 lyon=1 notebook=\["three", "one", "two"\]$' || { echo "fourth launch: the third one's tags, composite or ordered notebook came back wrong"; exit 1; }
 expected=$'history sync insert - four\nhistory sync update one one!'
 [ "$(echo "$fourth" | grep '^history ')" = "$expected" ] || { echo "fourth launch: history after the stored token is wrong"; exit 1; }
+# The fifth launch imported 5,000 notes with compaction at close: the sixth loads that checkpoint and replays nothing.
+echo "$sixth" | grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
 echo "outside app: ok"

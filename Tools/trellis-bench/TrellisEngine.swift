@@ -182,7 +182,8 @@ final class TrellisEngine: BenchEngine {
     /// every item; returns the summary and the milliseconds to it. The copy is closed and removed after.
     func openCopyAndFetchAll(_ copy: String) throws -> (FetchSummary, Double) {
         let start = Measure.now()
-        let opened = try TrellisStorage.open(directory: copy, model: model, durability: durability)
+        let opened = try TrellisStorage.open(
+            directory: copy, model: model, durability: durability, compactsAtClose: false)
         let summary = try TrellisEngine.fetchAll(opened.snapshot, model)
         let ms = Double(Measure.now() - start) / 1e6
         try opened.close()

@@ -78,15 +78,21 @@ enum TrellisStorage {
     /// SQLite's `synchronous=FULL`; relaxed is group commit with a sync at most a second later (SQLite's `NORMAL`
     /// syncs only at checkpoints). Compaction is the default policy (automatic after commits, on a thread of the
     /// lowest priority) plus compaction at close, as SQLite checkpoints its WAL when its last connection closes.
-    static func open(directory: String, model: TrellisModel, durability: Durability) throws -> Store {
-        try open(directory: directory, schema: model.schema, durability: durability)
+    /// `compactsAtClose` false: a store about to be thrown away (W8's copy) skips the compaction its close would do.
+    static func open(
+        directory: String, model: TrellisModel, durability: Durability, compactsAtClose: Bool = true
+    ) throws -> Store {
+        try open(directory: directory, schema: model.schema, durability: durability, compactsAtClose: compactsAtClose)
     }
 
     /// Opens the store under `directory` with `schema`, the same way; a store written with another schema migrates
     /// (M1) when the difference is lightweight.
-    static func open(directory: String, schema: Schema, durability: Durability) throws -> Store {
+    static func open(
+        directory: String, schema: Schema, durability: Durability, compactsAtClose: Bool = true
+    ) throws -> Store {
         let options = StoreOptions(
-            durability: durability == .perCommit ? .perCommit : .interval(1), compaction: .init(atClose: true))
+            durability: durability == .perCommit ? .perCommit : .interval(1),
+            compaction: .init(atClose: compactsAtClose))
         return try Store(directory: URL(fileURLWithPath: directory), schema: schema, options: options)
     }
 

@@ -204,7 +204,7 @@ package struct StoreRecovery {
             }
         }
         // The policy counts record bytes: the last segment's file holds space reserved after its records (zeros).
-        if segmentBytes[tail.segment] != nil { segmentBytes[tail.segment] = min(tail.validEnd, tail.size) }
+        if segmentBytes[tail.segment] != nil { segmentBytes[tail.segment] = tail.validEnd }
         if let torn {
             if torn.kind == .unacknowledgedHole {
                 report.hole = torn
@@ -216,7 +216,6 @@ package struct StoreRecovery {
             if !readOnly {
                 report.tailBackup = try dropTornTail(tail)
                 journalBytes -= report.droppedBytes
-                segmentBytes[tail.segment] = tail.validEnd
                 tail.size = tail.validEnd
             }
         }

@@ -13,7 +13,7 @@ extension Journal {
             let threshold = max(
                 Double(options.compaction.minimumJournalBytes),
                 Double(f.manifest.checkpointBytes) * options.compaction.journalToCheckpointRatio)
-            return Double(f.segmentBytes.values.reduce(0, +)) >= threshold
+            return Double(f.journalBytes) >= threshold
         }
     }
 
@@ -24,8 +24,7 @@ extension Journal {
     func compactionDueAtClose() -> Bool {
         guard options.compaction.automatic, options.compaction.atClose, failure == nil else { return false }
         return files.locked { f in
-            let journal = f.segmentBytes.values.reduce(0, +)
-            return journal >= max(Self.closeMinimumJournalBytes, Int(f.manifest.checkpointBytes / 16))
+            f.journalBytes >= max(Self.closeMinimumJournalBytes, Int(f.manifest.checkpointBytes / 16))
         }
     }
 

@@ -72,6 +72,9 @@ package final class Journal: Sendable {
         var synced: UInt64
         /// The `HISTORY` file as last written (nil: the store has none yet).
         var history: HistoryFile?
+
+        /// The live segments' record bytes: what the compaction policy weighs against the checkpoint.
+        var journalBytes: Int { segmentBytes.values.reduce(0, +) }
     }
 
     let layer: any FileLayer
@@ -204,7 +207,9 @@ package final class Journal: Sendable {
     /// compaction, closes the files and releases the lock.
     /// Throws the journal's failure, if it failed at any time.
     package func close() throws {
-        // A compaction that fails has failed the journal (the close below throws that failure) and lost nothing.
+        // Decided once a running compaction has ended (it may leave little to replay). A compaction that fails has
+        // failed the journal (the close below throws that failure) and lost nothing.
+        waitForCompaction()
         if compactionDueAtClose() { try? compact() }
         let ticket = Ticket()
         let alreadyClosed = inbox.locked { box -> Bool in

@@ -233,10 +233,7 @@ public final class Store: Sendable, DurablePublisher {
 
     /// Writes a checkpoint of the current version in the background and drops the journal it replaces; returns
     /// when that is committed. Readers and writers carry on meanwhile. A no-op in memory.
-    public func compact() throws {
-        guard !isReadOnly else { throw TrellisError(.readOnly, "the store is open read-only; it cannot compact") }
-        try journal?.compact()
-    }
+    public func compact() throws { try compact(evenIfUpToDate: false) }
 
     /// `compact()` that writes a checkpoint even when the last one holds the newest version (the bench times a whole
     /// rewrite with it).
@@ -248,9 +245,10 @@ public final class Store: Sendable, DurablePublisher {
     /// Returns once no compaction is running.
     package func waitForCompaction() { journal?.waitForCompaction() }
 
-    /// Writes and syncs every commit, waits for a running compaction, with `StoreOptions.Compaction.atClose` compacts
-    /// when the journal has grown long against the checkpoint (so the next open loads a checkpoint instead of
-    /// replaying), closes the files and releases the writer lock. Later commits throw `.readOnly`. Throws the store's failure if it failed at any time.
+    /// With `StoreOptions.Compaction.atClose`, first compacts when the journal has grown long against the checkpoint
+    /// (so the next open loads a checkpoint instead of replaying); then writes and syncs every commit, waits for a
+    /// running compaction, closes the files and releases the writer lock. Later commits throw `.readOnly`. Throws the
+    /// store's failure if it failed at any time.
     public func close() throws {
         let wasClosed = writer.locked { _ in
             closed.locked { c in
