@@ -93,7 +93,7 @@ extension Graph {
             if source.toDouble {
                 var doubles = Column(kind: .double)
                 for r in Leaf.rows(leaf.present) where !column.isNull(r) {
-                    doubles.set(r, .double(Double(column.ints[r])))
+                    doubles.set(r, .double(Double(column.int(at: r))))
                 }
                 doubles.nulls = column.nulls
                 column = doubles

@@ -28,7 +28,7 @@ public struct Row: Sendable {
     public func int(_ attribute: AttributeKey) -> Int64? {
         let i = attribute.index
         guard leaf.columns[i].kind == .int, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].ints[index]
+        return leaf.columns[i].int(at: index)
     }
 
     /// A `Double` (or `Float`) attribute's value, read in place; nil when null or not such an attribute.

@@ -23,9 +23,15 @@ import TrellisCore
     }
 
     @usableFromInline package let kind: Kind
+    /// An int column whose `ints` hold 32-bit offsets from `bits`, two a word (see `narrow(rows:)`); set only by
+    /// `narrow(rows:)` and cleared by `widen()`. It sits in the padding after `kind`: the column is no larger.
+    @usableFromInline package private(set) var isNarrow: Bool
     /// Bit `r` set: row `r` holds null.
     @usableFromInline package var nulls: UInt64
+    /// A Boolean column's values, one bit a row; a narrow int column's base (an `Int64`'s bit pattern).
     @usableFromInline package var bits: UInt64
+    /// An int column's 64 values; when `isNarrow`, 32 words each holding two rows' offsets from `bits` (row `2w` in
+    /// the low half of word `w`). Read through `int(at:)`, written through `set`, `fill` or `widen()` first.
     @usableFromInline package var ints: [Int64]
     @usableFromInline package var doubles: [Double]
     @usableFromInline package var strings: PackedStrings
@@ -35,6 +41,7 @@ import TrellisCore
     // optimizer copy the whole column (retaining each of its arrays) into the leaf that a new column goes to.
     init(kind: Kind) {
         self.kind = kind
+        isNarrow = false
         nulls = 0
         bits = 0
         ints = kind == .int ? .zeros(Leaf.width) : []
@@ -53,7 +60,7 @@ import TrellisCore
         if isNull(row) { return .null }
         switch kind {
         case .bool: return .bool(bits & (1 << UInt64(row)) != 0)
-        case .int: return .int(ints[row])
+        case .int: return .int(int(at: row))
         case .double: return .double(doubles[row])
         case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
         case .string: return .string(strings.string(row))
@@ -71,7 +78,7 @@ import TrellisCore
             clear(row)
             return true
         case (.bool, .bool(let b)): bits = b ? bits | bit : bits & ~bit
-        case (.int, .int(let i)): ints[row] = i
+        case (.int, .int(let i)): setInt(row, i)
         case (.double, .double(let d)): doubles[row] = d
         case (.date, .date(let d)): doubles[row] = d.timeIntervalSinceReferenceDate
         case (.string, .string(let s)): strings.set(row, s)
@@ -114,6 +121,7 @@ import TrellisCore
             }
             self.bits = bits
         case .int:
+            widen()
             ints.withUnsafeMutableBufferPointer { out in
                 for p in run {
                     let r = row(p)
@@ -156,5 +164,80 @@ import TrellisCore
         case .bool: bits &= ~(1 << UInt64(row))
         default: break
         }
+    }
+
+    /// An int column's value at `row` (a null row's slot holds a stale value or the base).
+    /// - Complexity: O(1).
+    @inlinable @inline(__always)
+    package func int(at row: Int) -> Int64 {
+        guard isNarrow else { return ints[row] }
+        let word = UInt64(bitPattern: ints[row >> 1])
+        return Int64(bitPattern: bits &+ (word >> (UInt64(row & 1) << 5) & 0xFFFF_FFFF))
+    }
+
+    /// Stores `value` at `row` of an int column, keeping it narrow when the value is within 2^32 above the base and
+    /// widening it otherwise.
+    package mutating func setInt(_ row: Int, _ value: Int64) {
+        if isNarrow {
+            let offset = UInt64(bitPattern: value) &- bits
+            guard offset > UInt64(UInt32.max) else {
+                let shift = UInt64(row & 1) << 5
+                let word = UInt64(bitPattern: ints[row >> 1]) & ~(0xFFFF_FFFF << shift) | offset << shift
+                ints[row >> 1] = Int64(bitPattern: word)
+                return
+            }
+            widen()
+        }
+        ints[row] = value
+    }
+
+    /// Halves an int column's memory when its values at `rows` that are not null lie within 2^32 of each other:
+    /// `ints` becomes 32 words of two 32-bit offsets from the smallest value, which `bits` keeps. Other rows read as
+    /// the base. Nothing changes for other columns, a narrow one or a wider span. Leaves built in bulk (a checkpoint
+    /// load, a replay, a commit's run of inserts that fills a leaf) are narrowed as they are finished; a write that
+    /// does not fit widens the column again.
+    mutating func narrow(rows: UInt64) {
+        guard kind == .int, !isNarrow else { return }
+        let live = rows & ~nulls
+        var low = Int64.max
+        var high = Int64.min
+        ints.withUnsafeBufferPointer { values in
+            var m = live
+            while m != 0 {
+                let r = m.trailingZeroBitCount
+                m &= m - 1
+                low = Swift.min(low, values[r])
+                high = Swift.max(high, values[r])
+            }
+        }
+        if live == 0 { (low, high) = (0, 0) }
+        guard UInt64(bitPattern: high) &- UInt64(bitPattern: low) <= UInt64(UInt32.max) else { return }
+        let base = UInt64(bitPattern: low)
+        let words = [Int64](uninitializedCapacity: Leaf.width / 2) { out, count in
+            ints.withUnsafeBufferPointer { values in
+                for w in 0..<Leaf.width / 2 {
+                    let (r0, r1) = (2 * w, 2 * w + 1)
+                    let a = live >> UInt64(r0) & 1 != 0 ? UInt64(bitPattern: values[r0]) &- base : 0
+                    let b = live >> UInt64(r1) & 1 != 0 ? UInt64(bitPattern: values[r1]) &- base : 0
+                    out[w] = Int64(bitPattern: a | b << 32)
+                }
+            }
+            count = Leaf.width / 2
+        }
+        ints = words
+        bits = base
+        isNarrow = true
+    }
+
+    /// Makes a narrow int column hold its 64 values again (each row's value as `int(at:)` reads it).
+    mutating func widen() {
+        guard isNarrow else { return }
+        let wide = [Int64](uninitializedCapacity: Leaf.width) { out, count in
+            for r in 0..<Leaf.width { out[r] = int(at: r) }
+            count = Leaf.width
+        }
+        ints = wide
+        bits = 0
+        isNarrow = false
     }
 }

@@ -6,7 +6,7 @@ import TrellisCore
 /// Leaves are values inside the entity's `SerialTrie`; a commit that changes one row copies the trie path, the leaf's
 /// column list and the one column it touches (512 bytes for a number), not the store.
 @usableFromInline package struct Leaf: Sendable {
-    package static let width = 64
+    @usableFromInline package static let width = 64
     package static let shift: UInt64 = 6
     package static let mask: UInt64 = 63
 
@@ -27,6 +27,12 @@ import TrellisCore
 
     @inlinable @inline(__always)
     package func contains(_ row: Int) -> Bool { present & (1 << UInt64(row)) != 0 }
+
+    /// Narrows each int column whose live values span less than 2^32 (`Column.narrow(rows:)`): a leaf built in bulk
+    /// is narrowed once it is finished.
+    package mutating func narrowInts() {
+        for c in columns.indices where columns[c].kind == .int { columns[c].narrow(rows: present) }
+    }
 
     /// The rows whose bits are set in `present`, ascending.
     static func rows(_ present: UInt64) -> some Sequence<Int> {

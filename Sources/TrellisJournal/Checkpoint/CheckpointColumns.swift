@@ -83,7 +83,7 @@ enum CheckpointColumns {
                 }
                 w.section(head { $0.append(bits) }, level: level, strategies: [.standard])
             case .int:
-                let ints = live.map { parts[$0.part].leaf.columns[a].ints[$0.row] }
+                let ints = live.map { parts[$0.part].leaf.columns[a].int(at: $0.row) }
                 w.section(head { $0.ints(ints) }, level: level, strategies: [.standard])
             case .double, .date:
                 // Byte planes, each its own section: the sign, exponent and high mantissa bytes of similar numbers

@@ -83,10 +83,11 @@ struct GraphBulkLoader {
     }
 
     private mutating func flushLeaf() {
-        guard let leaf = current else { return }
+        guard var leaf = current else { return }
+        current = nil
+        leaf.narrowInts()
         leafKeys.append(currentKey)
         leaves.append(leaf)
-        current = nil
     }
 
     private mutating func finishEntity() {

@@ -68,6 +68,9 @@ enum ColumnarInserts {
                     highest = max(highest, insert.serial)
                     next = try header()
                 }
+                // A leaf the run filled is finished, as a checkpoint load finishes each (a partly filled one would
+                // widen again at its next insert).
+                if leaf.present == .max { leaf.narrowInts() }
             }
             graph.tables[e].count += added
             graph.tables[e].maxSerial = max(graph.tables[e].maxSerial, highest)
@@ -88,7 +91,7 @@ enum ColumnarInserts {
             return true
         case (.bool, ValueTag.boolFalse.rawValue): column.bits &= ~bit
         case (.bool, ValueTag.boolTrue.rawValue): column.bits |= bit
-        case (.int, ValueTag.int.rawValue): column.ints[row] = try r.signed()
+        case (.int, ValueTag.int.rawValue): column.setInt(row, try r.signed())
         case (.double, ValueTag.double.rawValue), (.date, ValueTag.date.rawValue):
             column.doubles[row] = Double(bitPattern: try r.u64())
         case (.string, ValueTag.string.rawValue):
