@@ -23,15 +23,15 @@ import TrellisCore
     }
 
     @usableFromInline package let kind: Kind
-    /// An int column whose `ints` hold 32-bit offsets from `bits`, two a word (see `narrow(rows:)`); set only by
+    /// An int column whose `ints` hold 32-bit offsets from `bits` (see `narrow(rows:)`); set only by
     /// `narrow(rows:)` and cleared by `widen()`. It sits in the padding after `kind`: the column is no larger.
     @usableFromInline package private(set) var isNarrow: Bool
     /// Bit `r` set: row `r` holds null.
     @usableFromInline package var nulls: UInt64
     /// A Boolean column's values, one bit a row; a narrow int column's base (an `Int64`'s bit pattern).
     @usableFromInline package var bits: UInt64
-    /// An int column's 64 values; when `isNarrow`, 32 words each holding two rows' offsets from `bits` (row `2w` in
-    /// the low half of word `w`). Read through `int(at:)`, written through `set`, `fill` or `widen()` first.
+    /// An int column's 64 values; when `isNarrow`, 32 words whose bytes hold the 64 rows' 32-bit offsets from `bits`
+    /// (row r's at byte 4r). Read through `int(at:)`, written through `set`, `fill` or `widen()` first.
     @usableFromInline package var ints: [Int64]
     @usableFromInline package var doubles: [Double]
     @usableFromInline package var strings: PackedStrings
@@ -171,8 +171,9 @@ import TrellisCore
     @inlinable @inline(__always)
     package func int(at row: Int) -> Int64 {
         guard isNarrow else { return ints[row] }
-        let word = UInt64(bitPattern: ints[row >> 1])
-        return Int64(bitPattern: bits &+ (word >> (UInt64(row & 1) << 5) & 0xFFFF_FFFF))
+        // Row r's offset is the r-th 32-bit unit of the 256 bytes; `& 63` keeps the read inside them.
+        let offset = ints.withUnsafeBytes { $0.load(fromByteOffset: (row & 63) << 2, as: UInt32.self) }
+        return Int64(bitPattern: bits &+ UInt64(offset))
     }
 
     /// Stores `value` at `row` of an int column, keeping it narrow when the value is within 2^32 above the base and
@@ -181,9 +182,10 @@ import TrellisCore
         if isNarrow {
             let offset = UInt64(bitPattern: value) &- bits
             guard offset > UInt64(UInt32.max) else {
-                let shift = UInt64(row & 1) << 5
-                let word = UInt64(bitPattern: ints[row >> 1]) & ~(0xFFFF_FFFF << shift) | offset << shift
-                ints[row >> 1] = Int64(bitPattern: word)
+                ints.withUnsafeMutableBytes {
+                    $0.storeBytes(
+                        of: UInt32(truncatingIfNeeded: offset), toByteOffset: (row & 63) << 2, as: UInt32.self)
+                }
                 return
             }
             widen()
@@ -192,16 +194,24 @@ import TrellisCore
     }
 
     /// Halves an int column's memory when its values at `rows` that are not null lie within 2^32 of each other:
-    /// `ints` becomes 32 words of two 32-bit offsets from the smallest value, which `bits` keeps. Other rows read as
-    /// the base. Nothing changes for other columns, a narrow one or a wider span. Leaves built in bulk (a checkpoint
-    /// load, a replay, a commit's run of inserts that fills a leaf) are narrowed as they are finished; a write that
-    /// does not fit widens the column again.
+    /// `ints` becomes 32 words holding 64 32-bit offsets from the smallest value (row r's is the r-th 32-bit unit of
+    /// their bytes), which `bits` keeps. Other rows read as the base. Nothing changes for other columns, a narrow one
+    /// or a wider span. Leaves built in bulk (a checkpoint load, a replay, a commit's run of inserts that fills a
+    /// leaf) are narrowed as they are finished; a write that does not fit widens the column again.
     mutating func narrow(rows: UInt64) {
         guard kind == .int, !isNarrow else { return }
         let live = rows & ~nulls
         var low = Int64.max
         var high = Int64.min
         ints.withUnsafeBufferPointer { values in
+            if live == .max {
+                // A full leaf without nulls, the usual case: one pass with no test per row.
+                for v in values {
+                    low = Swift.min(low, v)
+                    high = Swift.max(high, v)
+                }
+                return
+            }
             var m = live
             while m != 0 {
                 let r = m.trailingZeroBitCount
@@ -213,16 +223,15 @@ import TrellisCore
         if live == 0 { (low, high) = (0, 0) }
         guard UInt64(bitPattern: high) &- UInt64(bitPattern: low) <= UInt64(UInt32.max) else { return }
         let base = UInt64(bitPattern: low)
-        let words = [Int64](uninitializedCapacity: Leaf.width / 2) { out, count in
+        // Made as `zeros` makes arrays: `init(uninitializedCapacity:)` looked the buffer's class up on every call.
+        var words: [Int64] = .zeros(Leaf.width / 2)
+        words.withUnsafeMutableBytes { bytes in
             ints.withUnsafeBufferPointer { values in
-                for w in 0..<Leaf.width / 2 {
-                    let (r0, r1) = (2 * w, 2 * w + 1)
-                    let a = live >> UInt64(r0) & 1 != 0 ? UInt64(bitPattern: values[r0]) &- base : 0
-                    let b = live >> UInt64(r1) & 1 != 0 ? UInt64(bitPattern: values[r1]) &- base : 0
-                    out[w] = Int64(bitPattern: a | b << 32)
+                for r in 0..<Leaf.width {
+                    let offset = live >> UInt64(r) & 1 != 0 ? UInt64(bitPattern: values[r]) &- base : 0
+                    bytes.storeBytes(of: UInt32(truncatingIfNeeded: offset), toByteOffset: r << 2, as: UInt32.self)
                 }
             }
-            count = Leaf.width / 2
         }
         ints = words
         bits = base
@@ -232,9 +241,9 @@ import TrellisCore
     /// Makes a narrow int column hold its 64 values again (each row's value as `int(at:)` reads it).
     mutating func widen() {
         guard isNarrow else { return }
-        let wide = [Int64](uninitializedCapacity: Leaf.width) { out, count in
+        var wide: [Int64] = .zeros(Leaf.width)
+        wide.withUnsafeMutableBufferPointer { out in
             for r in 0..<Leaf.width { out[r] = int(at: r) }
-            count = Leaf.width
         }
         ints = wide
         bits = 0

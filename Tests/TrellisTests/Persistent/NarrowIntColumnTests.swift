@@ -83,8 +83,10 @@ import Testing
                 step == 400 ? -9 : random.next() % 7 == 0 ? nil : 1_000 + Int64(random.next() % UInt64(UInt32.max))
             column.set(r, v.map(Value.int) ?? .null)
             model[r] = v
-            #expect(column.isNarrow == (step < 400), "step \(step)")
-            #expect(Self.reads(column, model) == model, "step \(step)")
+            guard column.isNarrow == (step < 400), Self.reads(column, model) == model else {
+                Issue.record("step \(step): narrow \(column.isNarrow), \(Self.reads(column, model)) for \(model)")
+                break
+            }
         }
         #expect(column.ints.count == Leaf.width)
     }
