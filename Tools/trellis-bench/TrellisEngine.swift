@@ -173,9 +173,32 @@ final class TrellisEngine: BenchEngine {
     func copyAsIfKilled() throws -> String {
         store.waitForCompaction()
         let copy = directory + "-killed"
-        try? FileManager.default.removeItem(atPath: copy)
-        try FileManager.default.copyItem(atPath: directory, toPath: copy)
-        return copy
+        // The store prepares its next segment in the background (written as `.tmp`, renamed, then named in the
+        // manifest): a copy taken across those steps is of no one moment (or fails on the renamed file). It is taken
+        // again until the directory's names, sizes and modification times are the same before and after it.
+        func listing() -> [String: String] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            var files: [String: String] = [:]
+            for name in names {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+                let size = (attributes?[.size] as? NSNumber)?.intValue ?? -1
+                let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? -1
+                files[name] = "\(size) \(modified)"
+            }
+            return files
+        }
+        for attempt in 1...20 {
+            try? FileManager.default.removeItem(atPath: copy)
+            let before = listing()
+            do {
+                try FileManager.default.copyItem(atPath: directory, toPath: copy)
+                if listing() == before { return copy }
+            } catch {
+                if attempt == 20 { throw error }
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw BenchFailure("W8: the store's files kept changing while they were copied")
     }
 
     /// W8: opens the copy `copyAsIfKilled` made (a kill leaves no clean close, so no compaction at close) and fetches
