@@ -30,8 +30,7 @@ package enum IndexBuilder {
                     }
                     switch coding {
                     case .int:
-                        if columns[c].isNarrow { return each { ScalarCoding.encode(columns[c].int(at: $0)) } }
-                        return columns[c].ints.withUnsafeBufferPointer { v in each { ScalarCoding.encode(v[$0]) } }
+                        return columns[c].withInts { v in each { ScalarCoding.encode(v[$0]) } }
                     case .double, .date:
                         return columns[c].doubles.withUnsafeBufferPointer { v in each { ScalarCoding.encode(v[$0]) } }
                     case .bool:

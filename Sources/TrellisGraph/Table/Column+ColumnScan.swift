@@ -13,12 +13,7 @@ extension Column {
             default: return 0
             }
         case (.bool, .bool(let c)): matches = Self.rows(bits: bits, op, c)
-        case (.int, .int(let c)) where isNarrow:
-            matches = withUnsafeTemporaryAllocation(of: Int64.self, capacity: Leaf.width) { wide in
-                for r in 0..<Leaf.width { wide[r] = int(at: r) }
-                return Self.rows(UnsafeBufferPointer(wide), op, c)
-            }
-        case (.int, .int(let c)): matches = ints.withUnsafeBufferPointer { Self.rows($0, op, c) }
+        case (.int, .int(let c)): matches = withInts { Self.rows($0, op, c) }
         case (.double, .double(let c)), (.date, .date(let c)):
             matches = doubles.withUnsafeBufferPointer { c.isNaN ? Self.rows(nanOperand: $0, op) : Self.rows($0, op, c) }
         default: preconditionFailure("Trellis: a column predicate compiled for another kind of column")

@@ -176,6 +176,15 @@ import TrellisCore
         return Int64(bitPattern: bits &+ UInt64(offset))
     }
 
+    /// Calls `body` with an int column's 64 values: its own array, or, when narrow, a temporary decoded from it.
+    func withInts<R>(_ body: (UnsafeBufferPointer<Int64>) -> R) -> R {
+        guard isNarrow else { return ints.withUnsafeBufferPointer(body) }
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: Leaf.width) { wide in
+            for r in 0..<Leaf.width { wide[r] = int(at: r) }
+            return body(UnsafeBufferPointer(wide))
+        }
+    }
+
     /// Stores `value` at `row` of an int column, keeping it narrow when the value is within 2^32 above the base and
     /// widening it otherwise.
     package mutating func setInt(_ row: Int, _ value: Int64) {
@@ -196,22 +205,14 @@ import TrellisCore
     /// Halves an int column's memory when its values at `rows` that are not null lie within 2^32 of each other:
     /// `ints` becomes 32 words holding 64 32-bit offsets from the smallest value (row r's is the r-th 32-bit unit of
     /// their bytes), which `bits` keeps. Other rows read as the base. Nothing changes for other columns, a narrow one
-    /// or a wider span. Leaves built in bulk (a checkpoint load, a replay, a commit's run of inserts that fills a
-    /// leaf) are narrowed as they are finished; a write that does not fit widens the column again.
+    /// or a wider span. Leaves an open builds (a checkpoint load, a replay) are narrowed as they are finished, off the
+    /// commit path; a write that does not fit widens the column again.
     mutating func narrow(rows: UInt64) {
         guard kind == .int, !isNarrow else { return }
         let live = rows & ~nulls
         var low = Int64.max
         var high = Int64.min
         ints.withUnsafeBufferPointer { values in
-            if live == .max {
-                // A full leaf without nulls, the usual case: one pass with no test per row.
-                for v in values {
-                    low = Swift.min(low, v)
-                    high = Swift.max(high, v)
-                }
-                return
-            }
             var m = live
             while m != 0 {
                 let r = m.trailingZeroBitCount

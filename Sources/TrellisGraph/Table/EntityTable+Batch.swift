@@ -51,8 +51,6 @@ extension EntityTable {
                     for c in 0..<width { columns[c].fill(c, from: inserts, run.lowerBound..<end) }
                 }
                 leaf.present = present
-                // A leaf the run filled is finished: its int columns narrow where their values allow.
-                if present == .max { leaf.narrowInts() }
             }
         }
         if failure != nil, let leaf = leaves[l], leaf.present == 0 { leaves.removeValue(forKey: l) }
