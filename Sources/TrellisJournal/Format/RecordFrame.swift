@@ -161,8 +161,8 @@ package enum RecordFrame {
     }
 
     /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one
-    /// (`huffmanOnlyPayload` and more, deflated with Huffman codes only) at least 1/`largeSavingFraction`, tried on a
-    /// sample first.
+    /// (`huffmanOnlyPayload` and more, deflated with Huffman codes only) at least 1/`largeSavingFraction`, judged
+    /// first by counting bytes (`Zlib.huffmanBytesAtLeast`), and for a payload of more than two samples by a sample.
     static func deflated(_ payload: [UInt8], level: Int32) -> [UInt8]? {
         guard payload.count >= huffmanOnlyPayload else { return Zlib.compress(payload, level: level) }
         func limit(_ n: Int) -> Int { n - n / largeSavingFraction }
@@ -174,8 +174,12 @@ package enum RecordFrame {
                 let start = (payload.count - piece) * k / 3
                 sample += payload[start..<(start + piece)]
             }
-            guard Zlib.compress(sample, level: level, strategy: .huffmanOnly, limit: limit(sample.count)) != nil
+            guard sample.withUnsafeBufferPointer(Zlib.huffmanBytesAtLeast) < limit(sample.count),
+                Zlib.compress(sample, level: level, strategy: .huffmanOnly, limit: limit(sample.count)) != nil
             else { return nil }
+        } else {
+            // Up to two samples' worth the whole payload is counted, which costs less than deflating a sample of it.
+            guard payload.withUnsafeBufferPointer(Zlib.huffmanBytesAtLeast) < limit(payload.count) else { return nil }
         }
         return Zlib.compress(payload, level: level, strategy: .huffmanOnly, limit: limit(payload.count))
     }

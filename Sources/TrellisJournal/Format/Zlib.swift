@@ -105,6 +105,37 @@ enum Zlib {
         return out
     }
 
+    /// Literals in one block of Huffman-only deflate: with memory level 8, zlib ends a block when its symbol buffer of
+    /// 2^14 − 1 entries is full, and codes each block with a Huffman code of its own.
+    static let huffmanBlockLiterals = (1 << 14) - 1
+
+    /// A lower bound on the length of the zlib stream that `compress(…, strategy: .huffmanOnly)` makes of `bytes` in
+    /// one piece: no prefix code spends fewer bits on a block than the entropy of its byte counts, or than a bit a
+    /// byte, and each block has one code. Counting bytes costs about a tenth of deflating them, so an input that cannot shrink enough is
+    /// turned away without being deflated.
+    static func huffmanBytesAtLeast(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { counts in
+            var bits = 0.0
+            var blocks = 0
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + huffmanBlockLiterals)
+                counts.initialize(repeating: 0)
+                for i in start..<end { counts[Int(bytes[i])] &+= 1 }
+                // n·log2(n) − Σ c·log2(c) is the block's entropy in bits: Σ c·log2(n / c).
+                let n = Double(end - start)
+                var sum = 0.0
+                for c in counts where c > 1 { sum += Double(c) * log2(Double(c)) }
+                // Every code is at least a bit long (the end-of-block code takes one too).
+                bits += max(n * log2(n) - sum, n)
+                blocks += 1
+                start = end
+            }
+            // Header and Adler-32 trailer; a byte a block off for the floating-point sums, so it never overshoots.
+            return max(6, 6 + Int(bits / 8) - blocks)
+        }
+    }
+
     /// The 2-byte zlib header zlib itself writes for `level`: CMF 0x78 (deflate, 32 KiB window), then FLG with the
     /// level's class (informational) and the check bits that make the pair a multiple of 31.
     static func header(level: Int32) -> [UInt8] {

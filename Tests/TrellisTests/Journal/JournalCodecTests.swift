@@ -117,6 +117,16 @@ import TrellisTestSupport
         let plain = frame(noisy)
         #expect(plain[9] == RecordCodec.none.rawValue)
         #expect(Array(plain[h..<(h + noisy.count)]) == noisy)
+        // Between one and two samples the payload is judged whole, by its byte counts first: the same outcomes.
+        let lettersMid = Array(letters.prefix(100_000))
+        let packedMid = frame(lettersMid)
+        #expect(packedMid[9] == RecordCodec.zlib.rawValue)
+        let storedMid = Int(packedMid[4]) | Int(packedMid[5]) << 8 | Int(packedMid[6]) << 16 | Int(packedMid[7]) << 24
+        #expect(Zlib.decompress(packedMid[h..<(h + storedMid)], count: lettersMid.count) == lettersMid)
+        let noisyMid = Array(noisy.prefix(100_000))
+        let plainMid = frame(noisyMid)
+        #expect(plainMid[9] == RecordCodec.none.rawValue)
+        #expect(Array(plainMid[h..<(h + noisyMid.count)]) == noisyMid)
         // The same saving on a small payload is still taken: only large ones need to halve.
         let small = Array(noisy.prefix(20_000))
         #expect(frame(small)[9] == RecordCodec.zlib.rawValue)

@@ -72,6 +72,44 @@ import Testing
         #expect(Zlib.compress(input, level: 1, strategy: .huffmanOnly, limit: packed.count + 1) == packed)
     }
 
+    /// The byte-count bound lets a record that cannot halve skip deflate, so it must never exceed what deflate
+    /// writes (or a payload that would have halved would be stored raw), and it must be close enough to turn the
+    /// others away. Inputs: uniform and skewed alphabets, record-like bytes, blocks whose statistics change at
+    /// zlib's block boundaries and between them, one byte, and sizes around a block.
+    @Test func theHuffmanBoundNeverExceedsDeflateAndStaysClose() throws {
+        var random = SeededRandom(seed: 21)
+        func skewed(_ count: Int) -> [UInt8] {
+            (0..<count).map { _ in UInt8(truncatingIfNeeded: (random.next() % 256) * (random.next() % 256) >> 8) }
+        }
+        let block = Zlib.huffmanBlockLiterals
+        var inputs: [[UInt8]] = [
+            [7], [UInt8](repeating: 0, count: 100_000),
+            (0..<100_000).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+            (0..<(block - 1)).map { _ in UInt8(random.next() % 4) },
+            (0..<(block + 1)).map { _ in UInt8(random.next() % 64) },
+            skewed(90_000), Self.recordLikeBytes(87_344, seed: 5), Self.recordLikeBytes(300_001, seed: 6),
+        ]
+        // Two alphabets alternating every block, then every half block: the per-block codes differ from one code for
+        // the whole, and the bound has to follow zlib's own blocks.
+        for period in [block, block / 2, 1000] {
+            inputs.append(
+                (0..<120_000).map { i in
+                    (i / period) % 2 == 0 ? UInt8(random.next() % 4) : 200 + UInt8(random.next() % 50)
+                })
+        }
+        for input in inputs {
+            let bound = input.withUnsafeBufferPointer(Zlib.huffmanBytesAtLeast)
+            let packed = try #require(
+                Zlib.compressInPieces(input, pieces: 1, level: 1, strategy: .huffmanOnly, limit: Int.max))
+            #expect(bound <= packed.count, "bound \(bound) over deflate's \(packed.count) for \(input.count) bytes")
+            // It leaves out each block's code table and the gap between whole-bit codes and the entropy (largest
+            // for few symbols: four equally likely bytes and the end-of-block code take 2.25 bits a byte, not 2).
+            if input.count >= 1000 {
+                #expect(Double(bound) >= Double(packed.count) * 0.85, "bound \(bound), deflate \(packed.count)")
+            }
+        }
+    }
+
     /// A stream inflates only into exactly its length; damage (the Adler-32 trailer included) or a cut is refused;
     /// a slice that starts mid-array inflates; threads inflating at once each get their own bytes back.
     @Test func inflatingRefusesAWrongLengthOrDamageAndWorksOnManyThreads() throws {
