@@ -5,7 +5,7 @@ Such members are never inlined into another module: the compiler serializes thei
 usable from inlinable code, and says nothing otherwise (checked with `-emit-sil` on this toolchain: a call to an
 `@inlinable @inline(__always)` method of a plain `package struct` stays a call). Marking the type makes the compiler
 check every body and inline it across the layers, as the attribute promises. Types are found by their declaration
-line; members in extensions count for the type they extend, wherever the extension is.
+line; members in extensions count for the type they extend, wherever the extension is; a nested type is named by its path.
 """
 
 import pathlib
@@ -31,6 +31,9 @@ def main() -> int:
             opened = None
             if m and "{" in code:
                 attrs, name = m.group(1), m.group(2)
+                # Nested types are named by their path (`RowSequence.Iterator`), so that two `Iterator`s differ.
+                if stack:
+                    name = f"{stack[-1][0]}.{name}"
                 if re.match(r"^\s*(?:@\w+\s+)*package\s", code):
                     declared[name] = (f"{path.relative_to(ROOT)}:{number}", "@usableFromInline" in attrs)
                 opened = name

@@ -10,49 +10,61 @@ import TrellisCore
 /// Reads take keys of the row's own entity and do not check it (that would cost every read): a key of another entity
 /// reads another column or traps.
 public struct Row: Sendable {
-    let leaf: Leaf
-    let index: Int
+    @usableFromInline let leaf: Leaf
+    @usableFromInline let index: Int
     /// The object's ID.
     public let id: ObjectID
+
+    @inlinable init(leaf: Leaf, index: Int, id: ObjectID) {
+        self.leaf = leaf
+        self.index = index
+        self.id = id
+    }
 
     /// The value of an attribute of this object's entity.
     /// - Complexity: O(1).
     public func value(_ attribute: AttributeKey) -> Value { leaf.columns[attribute.index].value(index) }
     package func value(at attribute: Int) -> Value { leaf.columns[attribute].value(index) }
 
-    // The typed reads index into the leaf in place: binding `leaf.columns[i]` to a local would copy the column and
-    // retain its four arrays on every read.
+    /// Calls `body` with the attribute's column, in place, and this row's index in it, when the column is of `kind`
+    /// and the row's value is not null. The typed reads are inlined into the caller's loop through it: binding
+    /// `leaf.columns[i]` to a local would copy the column and retain its four arrays on every read.
+    @inlinable @inline(__always)
+    func read<R>(_ attribute: AttributeKey, _ kind: Column.Kind, _ body: (UnsafePointer<Column>, Int) -> R) -> R? {
+        let i = attribute.index
+        let r = index
+        return leaf.columns.withUnsafeBufferPointer { columns in
+            precondition(UInt(bitPattern: i) < UInt(columns.count), "an attribute of another entity")
+            let column = columns.baseAddress! + i
+            guard column.pointee.kind == kind, column.pointee.nulls & (1 << UInt64(r)) == 0 else { return nil }
+            return body(column, r)
+        }
+    }
 
     /// An integer attribute's value, read without building a `Value`; nil when null or not an integer attribute.
     /// - Complexity: O(1).
-    public func int(_ attribute: AttributeKey) -> Int64? {
-        let i = attribute.index
-        guard leaf.columns[i].kind == .int, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].int(at: index)
+    @inlinable @inline(__always) public func int(_ attribute: AttributeKey) -> Int64? {
+        read(attribute, .int) { $0.pointee.int(at: $1) }
     }
 
     /// A `Double` (or `Float`) attribute's value, read in place; nil when null or not such an attribute.
     /// - Complexity: O(1).
-    public func double(_ attribute: AttributeKey) -> Double? {
-        let i = attribute.index
-        guard leaf.columns[i].kind == .double, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].doubles[index]
+    @inlinable @inline(__always) public func double(_ attribute: AttributeKey) -> Double? {
+        read(attribute, .double) { $0.pointee.doubles[$1] }
     }
 
     /// A Boolean attribute's value, read in place; nil when null or not a Boolean attribute.
     /// - Complexity: O(1).
-    public func bool(_ attribute: AttributeKey) -> Bool? {
-        let i = attribute.index
-        guard leaf.columns[i].kind == .bool, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return leaf.columns[i].bits & (1 << UInt64(index)) != 0
+    @inlinable @inline(__always) public func bool(_ attribute: AttributeKey) -> Bool? {
+        read(attribute, .bool) { $0.pointee.bits & (1 << UInt64($1)) != 0 }
     }
 
     /// A string attribute's value, read in place; nil when null or not a string attribute.
     /// - Complexity: O(1) plus the string's copy.
     public func string(_ attribute: AttributeKey) -> String? {
+        // Not through `read`: its closure, here not inlined, cost a call a read.
         let i = attribute.index
-        // Through the buffer: `leaf.columns[i].strings` copied the column's string storage out first (a retain and a
-        // release of both its arrays per read).
+        precondition(UInt(bitPattern: i) < UInt(leaf.columns.count), "an attribute of another entity")
         return leaf.columns.withUnsafeBufferPointer { columns in
             guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
             return PackedStrings.string(at: (columns.baseAddress! + i).pointer(to: \.strings)!, index)
@@ -61,10 +73,8 @@ public struct Row: Sendable {
 
     /// A date attribute's value, read without building a `Value`; nil when null or not a date attribute.
     /// - Complexity: O(1).
-    public func date(_ attribute: AttributeKey) -> Date? {
-        let i = attribute.index
-        guard leaf.columns[i].kind == .date, leaf.columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-        return Date(timeIntervalSinceReferenceDate: leaf.columns[i].doubles[index])
+    @inlinable @inline(__always) public func date(_ attribute: AttributeKey) -> Date? {
+        read(attribute, .date) { Date(timeIntervalSinceReferenceDate: $0.pointee.doubles[$1]) }
     }
 
     /// All attribute values, in schema order.
@@ -79,18 +89,28 @@ public struct Row: Sendable {
 
 /// The live objects of one entity in ascending serial order, walking leaves directly.
 public struct RowSequence: Sequence, Sendable {
-    let entity: UInt32
-    let leaves: SerialTrie<Leaf>
+    @usableFromInline let entity: UInt32
+    @usableFromInline let leaves: SerialTrie<Leaf>
+
+    @usableFromInline init(entity: UInt32, leaves: SerialTrie<Leaf>) {
+        self.entity = entity
+        self.leaves = leaves
+    }
 
     /// Walks the rows of one entity, leaf by leaf.
     public struct Iterator: IteratorProtocol {
-        var leafIterator: SerialTrie<Leaf>.Iterator
-        let entity: UInt32
-        var current: (key: UInt64, value: Leaf)?
-        var remaining: UInt64 = 0
+        @usableFromInline var leafIterator: SerialTrie<Leaf>.Iterator
+        @usableFromInline let entity: UInt32
+        @usableFromInline var current: (key: UInt64, value: Leaf)?
+        @usableFromInline var remaining: UInt64 = 0
+
+        @usableFromInline init(leafIterator: SerialTrie<Leaf>.Iterator, entity: UInt32) {
+            self.leafIterator = leafIterator
+            self.entity = entity
+        }
 
         /// The next live object, or nil at the end.
-        public mutating func next() -> Row? {
+        @inlinable public mutating func next() -> Row? {
             while true {
                 if remaining != 0, let (key, leaf) = current {
                     let r = remaining.trailingZeroBitCount
@@ -106,7 +126,7 @@ public struct RowSequence: Sequence, Sendable {
     }
 
     /// An iterator from the lowest serial.
-    public func makeIterator() -> Iterator {
+    @inlinable public func makeIterator() -> Iterator {
         Iterator(leafIterator: leaves.makeIterator(), entity: entity)
     }
 }

@@ -7,7 +7,7 @@ import TrellisCore
 /// column list and the one column it touches (512 bytes for a number), not the store.
 @usableFromInline package struct Leaf: Sendable {
     @usableFromInline package static let width = 64
-    package static let shift: UInt64 = 6
+    @usableFromInline package static let shift: UInt64 = 6
     package static let mask: UInt64 = 63
 
     @usableFromInline package var present: UInt64 = 0
