@@ -61,7 +61,7 @@ public struct Row: Sendable {
 
     /// A string attribute's value, read in place; nil when null or not a string attribute.
     /// - Complexity: O(1) plus the string's copy.
-    @inlinable @inline(__always) public func string(_ attribute: AttributeKey) -> String? {
+    public func string(_ attribute: AttributeKey) -> String? {
         // Not through `read`: its closure, here not inlined, cost a call a read.
         let i = attribute.index
         precondition(UInt(bitPattern: i) < UInt(leaf.columns.count), "an attribute of another entity")
