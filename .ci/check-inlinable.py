@@ -5,7 +5,8 @@ Such members are never inlined into another module: the compiler serializes thei
 usable from inlinable code, and says nothing otherwise (checked with `-emit-sil` on this toolchain: a call to an
 `@inlinable @inline(__always)` method of a plain `package struct` stays a call). Marking the type makes the compiler
 check every body and inline it across the layers, as the attribute promises. Types are found by their declaration
-line; members in extensions count for the type they extend, wherever the extension is; a nested type is named by its path.
+line; members in extensions count for the type they extend, wherever the extension is; a nested type is named by its
+path.
 """
 
 import pathlib

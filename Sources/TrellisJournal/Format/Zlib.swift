@@ -111,8 +111,8 @@ enum Zlib {
 
     /// A lower bound on the length of the zlib stream that `compress(…, strategy: .huffmanOnly)` makes of `bytes` in
     /// one piece: no prefix code spends fewer bits on a block than the entropy of its byte counts, or than a bit a
-    /// byte, and each block has one code. Counting bytes costs about a tenth of deflating them, so an input that cannot shrink enough is
-    /// turned away without being deflated.
+    /// byte, and each block has one code. Counting bytes is far cheaper than deflating them, so an input that cannot
+    /// shrink enough is turned away without being deflated.
     static func huffmanBytesAtLeast(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { counts in
             var bits = 0.0
