@@ -74,7 +74,7 @@ final class TrellisEngine: BenchEngine {
         for id in ids {
             // A snapshot per fetch, as SQLite reads each statement in its own transaction.
             let snapshot = store.snapshot
-            guard let id = snapshot.lookup(model.idIndex, [.int(id)]),
+            guard let id = snapshot.lookup(model.idIndex, .int(id)),
                 let title = snapshot.object(id)?.string(model.title)
             else { continue }
             sum.found += 1
@@ -238,7 +238,7 @@ struct TrellisReadProbe: ReadProbe {
 
     func titleLength(id: Int64) throws -> Int {
         let snapshot = store.snapshot
-        guard let id = snapshot.lookup(model.idIndex, [.int(id)]),
+        guard let id = snapshot.lookup(model.idIndex, .int(id)),
             let title = snapshot.object(id)?.string(model.title)
         else { return -1 }
         return title.utf8.count

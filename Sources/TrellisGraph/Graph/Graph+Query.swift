@@ -4,8 +4,29 @@ extension Graph {
     /// The object whose indexed values equal `values` (the first one, by serial, for a non-unique index).
     /// - Complexity: O(log n).
     public func lookup(_ index: IndexKey, _ values: [Value]) -> ObjectID? {
+        if values.count == 1 { return lookup(index, values[0]) }
         guard let tree = tree(index), !values.isEmpty else { return nil }
         return tree.first(equalTo: values).map { ObjectID(entity: index.entity, serial: $0) }
+    }
+
+    /// `lookup(index, [value])` without building an array: the object whose value in a one-attribute index equals
+    /// `value` (the first one, by serial, for a non-unique index). On an index of several attributes, the first in
+    /// index order whose first value equals `value`.
+    ///
+    /// ```swift
+    /// let byID = IndexKey(entity: item, index: 0)
+    /// if let found = snapshot.lookup(byID, .int(42)) { print(snapshot.object(found)?.string(title) ?? "") }
+    /// ```
+    /// - Complexity: O(log n).
+    public func lookup(_ index: IndexKey, _ value: Value) -> ObjectID? {
+        let e = Int(index.entity)
+        guard e < tables.count, index.index < tables[e].indexes.count else { return nil }
+        // The scalar case is matched in place: `tree(index)` copies the whole index (every reference in both of its
+        // cases' payloads, through value witnesses) before a method can be called on it.
+        if case .scalar(let tree, let coding) = tables[e].indexes[index.index], let bits = coding.encode(value) {
+            return IndexTree.first(equalTo: bits, in: tree).map { ObjectID(entity: index.entity, serial: $0) }
+        }
+        return tables[e].indexes[index.index].first(equalTo: value).map { ObjectID(entity: index.entity, serial: $0) }
     }
 
     /// Objects in the order of an index, between optional bounds on a prefix of its values.

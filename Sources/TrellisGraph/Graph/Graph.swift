@@ -29,10 +29,6 @@ public struct Snapshot: Sendable {
     @inlinable @inline(__always)
     package func layout(_ entity: UInt32) -> EntityLayout { schema.layouts[Int(entity)] }
 
-    func table(_ id: ObjectID) -> EntityTable? {
-        Int(id.entity) < tables.count ? tables[Int(id.entity)] : nil
-    }
-
     /// The highest serial stored for each entity, in schema order.
     package var maxSerials: [UInt64] { tables.map(\.maxSerial) }
 
@@ -59,8 +55,8 @@ public struct Snapshot: Sendable {
     /// The value of one attribute, or nil when the object does not exist (or `attribute` is of another entity).
     /// - Complexity: O(log n), a few node hops; `object(_:)` is cheaper for several attributes of one object.
     public func value(_ id: ObjectID, _ attribute: AttributeKey) -> Value? {
-        guard attribute.entity == id.entity else { return nil }
-        return table(id)?.value(id.serial, attribute.index)
+        guard attribute.entity == id.entity, let (leaf, r) = locate(id) else { return nil }
+        return leaf.columns[attribute.index].value(r)
     }
 
     /// An object read in place, or nil when it does not exist: one lookup for any number of typed reads
@@ -71,24 +67,46 @@ public struct Snapshot: Sendable {
     /// ```
     /// - Complexity: O(log n) for the lookup; each read of the row is O(1).
     public func object(_ id: ObjectID) -> Row? {
-        // Reached in place: `table(id)` would copy the entity's table (and retain its trie and index list) first.
+        guard let (leaf, r) = locate(id) else { return nil }
+        return Row(leaf: leaf, index: r, id: id)
+    }
+
+    /// The leaf that holds a live object and its row in it, or nil.
+    ///
+    /// The entity's trie is read field by field in place: copying `tables[e]` or `tables[e].leaves` whole to call a
+    /// method on it retains and releases the trie's root and its tail's leaf, through the generic type's value
+    /// witnesses, which cost a lookup more than its descent.
+    /// - Complexity: O(log n), a few node hops.
+    @inline(__always)
+    func locate(_ id: ObjectID) -> (Leaf, Int)? {
         let e = Int(id.entity)
         guard e < tables.count else { return nil }
         let (l, r) = EntityTable.split(id.serial)
-        guard let leaf = tables[e].leaves[l], leaf.contains(r) else { return nil }
-        return Row(leaf: leaf, index: r, id: id)
+        let leaf: Leaf
+        if tables[e].leaves.tail?.key == l {
+            guard let tail = tables[e].leaves.tail else { return nil }
+            leaf = tail.value
+        } else {
+            guard let root = tables[e].leaves.root,
+                let found = SerialTrie<Leaf>.item(forKey: l, root: root, height: tables[e].leaves.height)
+            else { return nil }
+            leaf = found
+        }
+        guard leaf.contains(r) else { return nil }
+        return (leaf, r)
     }
 
     /// All attribute values of an object in schema order, or nil when it does not exist.
     /// - Complexity: O(log n + a) for a attributes.
     public func row(_ id: ObjectID) -> [Value]? {
-        table(id)?.row(id.serial)
+        guard let (leaf, r) = locate(id) else { return nil }
+        return leaf.columns.map { $0.value(r) }
     }
 
     /// The targets of a relationship, in ascending serial order (dangling ones included, see `DeleteRule.noAction`).
     /// - Complexity: O(log n + k) for k targets.
     public func targets(_ id: ObjectID, _ relationship: RelationshipKey) -> [ObjectID] {
-        guard relationship.entity == id.entity, let (leaf, r) = table(id)?.locate(id.serial) else { return [] }
+        guard relationship.entity == id.entity, let (leaf, r) = locate(id) else { return [] }
         let target = layout(id.entity).relationships[relationship.index].target
         return leaf.targets(r, relationship.index).map { ObjectID(entity: target, serial: $0) }
     }

@@ -85,7 +85,17 @@ import TrellisCore
     /// - Complexity: O(h), h ≤ 11.
     package func value(forKey key: UInt64) -> Value? {
         if let tail, tail.key == key { return tail.value }
-        guard let root, Self.fits(key, height: height) else { return nil }
+        guard let root else { return nil }
+        return Self.item(forKey: key, root: root, height: height)
+    }
+
+    /// The value for `key` among the nodes under `root` (a trie's tail aside), or `nil`: `value(forKey:)` for a caller
+    /// that reads a trie's fields in place rather than copying the trie.
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    @inline(__always)
+    static func item(forKey key: UInt64, root: Node, height: Int) -> Value? {
+        guard Self.fits(key, height: height) else { return nil }
         // Nodes below the root live as long as the root does: the descent visits them unretained (a retain and a
         // release per level cost more than the level's work).
         return withExtendedLifetime(root) {

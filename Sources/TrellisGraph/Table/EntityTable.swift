@@ -41,11 +41,6 @@ import TrellisCore
         return leaf.columns[attribute].value(r)
     }
 
-    func row(_ serial: UInt64) -> [Value]? {
-        guard let (leaf, r) = locate(serial) else { return nil }
-        return leaf.columns.map { $0.value(r) }
-    }
-
     /// The values an index holds for a live object, read from its leaf.
     func indexValues(_ index: EntityLayout.IndexLayout, serial: UInt64) -> [Value] {
         guard let (leaf, r) = locate(serial) else { return [] }
