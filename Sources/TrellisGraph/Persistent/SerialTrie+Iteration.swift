@@ -94,29 +94,37 @@ extension SerialTrie: Sequence {
     /// - Complexity: O(n), without the iterator's bookkeeping.
     @inlinable
     package func forEach(_ body: (UInt64, Value) throws -> Void) rethrows {
-        if let root { try Self.forEach(in: root, level: height, prefix: 0, body) }
+        if let root {
+            // Nodes below the root live as long as the root does: the walk visits them unretained.
+            try withExtendedLifetime(root) {
+                try Self.forEach(in: Unmanaged.passUnretained(root), level: height, prefix: 0, body)
+            }
+        }
         if let tail { try body(tail.key, tail.value) }
     }
 
     @inlinable
     static func forEach(
-        in node: Node,
+        in node: Unmanaged<Node>,
         level: Int,
         prefix: UInt64,
         _ body: (UInt64, Value) throws -> Void
     ) rethrows {
-        var unvisited = node.bitmap
-        var position = 0
-        let shift = UInt64(Node.bitsPerLevel * level)
-        while unvisited != 0 {
-            let key = prefix | (UInt64(unvisited.trailingZeroBitCount) &<< shift)
-            if level == 0 {
-                try body(key, node.item(at: position))
-            } else {
-                try forEach(in: node.children[position], level: level - 1, prefix: key, body)
+        try node._withUnsafeGuaranteedRef { node in
+            var unvisited = node.bitmap
+            var position = 0
+            let shift = UInt64(Node.bitsPerLevel * level)
+            while unvisited != 0 {
+                let key = prefix | (UInt64(unvisited.trailingZeroBitCount) &<< shift)
+                if level == 0 {
+                    try body(key, node.item(at: position))
+                } else {
+                    let child = node.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) }
+                    try forEach(in: child, level: level - 1, prefix: key, body)
+                }
+                unvisited &= unvisited &- 1
+                position += 1
             }
-            unvisited &= unvisited &- 1
-            position += 1
         }
     }
 
