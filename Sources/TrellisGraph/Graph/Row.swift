@@ -118,10 +118,16 @@ public struct RowSequence: Sequence, Sendable {
                     let serial = key << Leaf.shift | UInt64(r)
                     return Row(leaf: leaf, index: r, id: ObjectID(entity: entity, serial: serial))
                 }
-                guard let next = leafIterator.next() else { return nil }
+                guard let next = nextLeaf() else { return nil }
                 current = next
                 remaining = next.value.present
             }
+        }
+
+        /// The next leaf. Not inlined: compiled here, where the trie's iterator is specialized for `Leaf`; called
+        /// from another module, its generic entry point looked up type metadata on every call.
+        @usableFromInline mutating func nextLeaf() -> (key: UInt64, value: Leaf)? {
+            leafIterator.next()
         }
     }
 

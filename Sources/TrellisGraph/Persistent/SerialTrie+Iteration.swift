@@ -49,7 +49,8 @@ extension SerialTrie: Sequence {
         ///
         /// - Complexity: O(1) amortized.
         @usableFromInline package mutating func next() -> (key: UInt64, value: Value)? {
-            while let top = frames.indices.last {
+            while !frames.isEmpty {
+                let top = frames.count - 1
                 let unvisited = frames[top].unvisited
                 guard unvisited != 0 else {
                     frames.removeLast()
