@@ -4,7 +4,7 @@
 # model (a renamed attribute, a new one with a default, a new index, a list attribute, a composite and an ordered
 # to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
 # token the third one stored, as a sync consumer would; a fifth imports 5,000 notes with compaction at close, and a
-# sixth finds that close's checkpoint and replays nothing.
+# sixth finds that close's checkpoint, replays nothing and looks a note up by its indexed body.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -98,6 +98,12 @@ if arguments.count > 3, arguments[3] == "next" {
     let atLast = report?.checkpointSequence == store.snapshot.sequence
     let notes = try ModelContext(store).fetchCount(FetchDescriptor<Next.Note>())
     print("reopened checkpoint-at-last=\(atLast) replayed=\(report?.replayedRecords ?? -1) notes=\(notes)")
+    // A snapshot's one-value lookup on the indexed body, read back from the checkpoint this open loaded.
+    let byBody = try store.schema.index("Note", ["body"])
+    let body = try store.schema.attribute("Note", "body")
+    let snapshot = store.snapshot
+    let found = snapshot.lookup(byBody, .string("one!")).flatMap { snapshot.object($0)?.string(body) }
+    print("lookup body=\(found ?? "-") missing=\(snapshot.lookup(byBody, .string("none")) == nil)")
     try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
     let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
@@ -172,4 +178,5 @@ expected=$'history sync insert - four\nhistory sync update one one!'
 [ "$(echo "$fourth" | grep '^history ')" = "$expected" ] || { echo "fourth launch: history after the stored token is wrong"; exit 1; }
 # The fifth launch imported 5,000 notes with compaction at close: the sixth loads that checkpoint and replays nothing.
 echo "$sixth" | grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
+echo "$sixth" | grep -q '^lookup body=one! missing=true$' || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
 echo "outside app: ok"

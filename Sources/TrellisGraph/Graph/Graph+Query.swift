@@ -21,12 +21,16 @@ extension Graph {
     public func lookup(_ index: IndexKey, _ value: Value) -> ObjectID? {
         let e = Int(index.entity)
         guard e < tables.count, index.index < tables[e].indexes.count else { return nil }
-        // The scalar case is matched in place: `tree(index)` copies the whole index (every reference in both of its
-        // cases' payloads, through value witnesses) before a method can be called on it.
+        // A value of a scalar index's own kind is matched in place and by its encoded bits: `tree(index)` copies the
+        // whole index (every reference in both of its cases' payloads, through value witnesses) before a method can be
+        // called on it. Any other value (2.0 on an integer index, a general index) goes through the general bounds.
+        let serial: UInt64?
         if case .scalar(let tree, let coding) = tables[e].indexes[index.index], let bits = coding.encode(value) {
-            return IndexTree.first(equalTo: bits, in: tree).map { ObjectID(entity: index.entity, serial: $0) }
+            serial = IndexTree.first(equalTo: bits, in: tree)
+        } else {
+            serial = tables[e].indexes[index.index].first(equalTo: [value])
         }
-        return tables[e].indexes[index.index].first(equalTo: value).map { ObjectID(entity: index.entity, serial: $0) }
+        return serial.map { ObjectID(entity: index.entity, serial: $0) }
     }
 
     /// Objects in the order of an index, between optional bounds on a prefix of its values.

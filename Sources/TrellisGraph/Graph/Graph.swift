@@ -83,9 +83,9 @@ public struct Snapshot: Sendable {
         guard e < tables.count else { return nil }
         let (l, r) = EntityTable.split(id.serial)
         let leaf: Leaf
+        // The tail's key is compared before the tail is read: `if let tail` would copy its leaf for every lookup.
         if tables[e].leaves.tail?.key == l {
-            guard let tail = tables[e].leaves.tail else { return nil }
-            leaf = tail.value
+            leaf = tables[e].leaves.tail!.value
         } else {
             guard let root = tables[e].leaves.root,
                 let found = SerialTrie<Leaf>.item(forKey: l, root: root, height: tables[e].leaves.height)

@@ -55,21 +55,6 @@ package enum IndexTree: Sendable {
 
     // MARK: Queries
 
-    /// The first serial (in index order) whose one indexed value equals `value`: a value of the index's own kind is
-    /// encoded once and compared by its bits; any other (2.0 on an integer index) goes through the general bounds.
-    /// - Complexity: O(log n), one descent.
-    func first(equalTo value: Value) -> UInt64? {
-        guard case .scalar(let tree, let coding) = self else { return first(equalTo: [value]) }
-        guard let bits = coding.encode(value) else {
-            guard case .key(let probe) = coding.bound(value, lower: true, inclusive: true),
-                let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == probe.bits,
-                coding.bound(value, lower: false, inclusive: true).isAtOrAbove(entry)
-            else { return nil }
-            return entry.serial
-        }
-        return Self.first(equalTo: bits, in: tree)
-    }
-
     /// The first serial in a scalar index's tree whose encoded value is `bits`.
     /// - Complexity: O(log n), one descent.
     @inline(__always)
@@ -127,7 +112,6 @@ package enum IndexTree: Sendable {
     /// The first serial (in index order) whose indexed values equal `values`.
     /// - Complexity: O(log n), one descent.
     func first(equalTo values: [Value]) -> UInt64? {
-        if values.count == 1, case .scalar = self { return first(equalTo: values[0]) }
         switch self {
         case .scalar(let tree, let coding):
             guard values.count == 1, case .key(let probe) = coding.bound(values[0], lower: true, inclusive: true),

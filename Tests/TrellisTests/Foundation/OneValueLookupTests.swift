@@ -67,7 +67,6 @@ import Testing
                 }
                 let found = s.lookup(index, probe)
                 #expect(found == expected, "\(name) = \(probe)")
-                #expect(s.lookup(index, [probe]) == found, "\(name) = [\(probe)]")
                 if found != nil { hits += 1 }
             }
         }
