@@ -67,7 +67,26 @@ extension Graph {
 
     /// Another live object holding the same values as `id` in a unique index (nulls never conflict).
     package func uniqueConflict(_ index: Int, of id: ObjectID) -> (ObjectID, [Value])? {
-        let table = tables[Int(id.entity)]
+        let e = Int(id.entity)
+        // A scalar index is probed in place with the value's bits: copying the table, the index layout and the tree
+        // and building the values array cost a one-object commit more than the probes.
+        if case .scalar(let tree, let coding) = tables[e].indexes[index] {
+            guard let (leaf, r) = locate(id),
+                let bits = coding.encode(leaf.value(column: schema.layouts[e].indexes[index].columns[0], row: r))
+            else { return nil }
+            // The first entry with these bits, and the first after this object's own.
+            var probe = ScalarEntry(bits: bits, serial: 0)
+            for _ in 0..<2 {
+                guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
+                if entry.serial != id.serial {
+                    let values = tables[e].indexValues(schema.layouts[e].indexes[index], serial: id.serial)
+                    return (ObjectID(entity: id.entity, serial: entry.serial), values)
+                }
+                probe = ScalarEntry(bits: bits, serial: id.serial &+ 1)
+            }
+            return nil
+        }
+        let table = tables[e]
         let values = table.indexValues(layout(id.entity).indexes[index], serial: id.serial)
         guard let other = table.indexes[index].conflict(with: values, serial: id.serial) else { return nil }
         return (ObjectID(entity: id.entity, serial: other), values)

@@ -240,15 +240,16 @@ package enum ChangeSetCodec {
     /// `appendAuthor(_:to:)` for a payload of pieces: the author goes at the end of the last one.
     @discardableResult
     package static func appendAuthor(_ author: String?, to payload: inout [[UInt8]]) -> Int {
-        let trailer = ByteWriter.bytes(estimate: 16 + (author?.utf8.count ?? 0)) { w in
-            if let author {
-                w.u8(2)
-                w.string(author)
-            } else {
-                w.u8(1)
-            }
-        }
         if payload.isEmpty { payload.append([]) }
+        // No author (most commits): one byte appended in place, without building a trailer first.
+        guard let author else {
+            payload[payload.count - 1].append(1)
+            return 1
+        }
+        let trailer = ByteWriter.bytes(estimate: 16 + author.utf8.count) { w in
+            w.u8(2)
+            w.string(author)
+        }
         payload[payload.count - 1] += trailer
         return trailer.count
     }

@@ -62,14 +62,19 @@ struct CommitResolver {
             guard Int(id.entity) < schema.layouts.count else {
                 throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
             }
-            // Most rows arrive complete and in stored form: one pass over them in place settles that.
-            let entityTypes = types.isEmpty ? [] : types[Int(id.entity)]
-            let ready =
-                !types.isEmpty
-                && inserts[i].values.withUnsafeBufferPointer { values in
-                    values.count == entityTypes.count
-                        && entityTypes.indices.allSatisfy { Self.isStoredForm(values[$0], entityTypes[$0]) }
+            // Most rows arrive complete and in stored form: one pass over them in place settles that. A small commit
+            // reads each type from the layout in place instead of from the table.
+            let e = Int(id.entity)
+            let ready = inserts[i].values.withUnsafeBufferPointer { values in
+                if types.isEmpty {
+                    return values.count == schema.layouts[e].attributes.count
+                        && values.indices.allSatisfy {
+                            Self.isStoredForm(values[$0], schema.layouts[e].attributes[$0].type)
+                        }
                 }
+                return values.count == types[e].count
+                    && types[e].indices.allSatisfy { Self.isStoredForm(values[$0], types[e][$0]) }
+            }
             if ready {
                 if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }
                 if !schema.layouts[Int(id.entity)].relationships.isEmpty { touched.insert(id) }
@@ -77,7 +82,6 @@ struct CommitResolver {
             }
             // The layout's parts are read one at a time: copying the whole layout out of another module's array
             // retains every one of its fields.
-            let e = Int(id.entity)
             let attributes = schema.layouts[e].attributes
             guard inserts[i].values.count == attributes.count else {
                 throw TrellisError(
@@ -320,9 +324,10 @@ struct CommitResolver {
     /// The entities whose unique indexes hold no two entries with equal values at all, found by walking them when
     /// this commit checks enough of their objects to make one walk cheaper than a probe per object; none of their
     /// objects can conflict.
+    /// Empty (nothing cleared) below 64 checks, without allocating for a small commit.
     private func entitiesWithoutDuplicates() -> [Bool] {
+        guard uniqueChecks.count >= 64 else { return [] }
         var cleared = [Bool](repeating: false, count: schema.layouts.count)
-        guard uniqueChecks.count >= 64 else { return cleared }
         var checks = [Int](repeating: 0, count: schema.layouts.count)
         for id in uniqueChecks { checks[Int(id.entity)] += 1 }
         for e in checks.indices where checks[e] > 0 && checks[e] * 32 >= graph.tables[e].count {
@@ -336,10 +341,13 @@ struct CommitResolver {
 
     private func checkUniqueConstraints() throws {
         let cleared = entitiesWithoutDuplicates()
-        for id in uniqueChecks where !cleared[Int(id.entity)] && graph.contains(id) {
-            let layout = schema.layouts[Int(id.entity)]
-            for (i, index) in layout.indexes.enumerated() where index.isUnique {
+        for id in uniqueChecks where (cleared.isEmpty || !cleared[Int(id.entity)]) && graph.contains(id) {
+            // The layout is read in place until a conflict is found: copying it retains each of its fields.
+            let e = Int(id.entity)
+            for i in schema.layouts[e].indexes.indices where schema.layouts[e].indexes[i].isUnique {
                 guard let (other, values) = graph.uniqueConflict(i, of: id) else { continue }
+                let layout = schema.layouts[e]
+                let index = layout.indexes[i]
                 let names = index.columns.map { layout.attributes[$0].name }
                 let shown = zip(names, values).map { "\($0) = \($1)" }.joined(separator: ", ")
                 throw TrellisError(

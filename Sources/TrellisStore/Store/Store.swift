@@ -139,7 +139,6 @@ public final class Store: Sendable, DurablePublisher {
     @discardableResult
     public func commit(_ transaction: consuming Transaction, onConflict: UniqueConflictResolution) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
-        var transaction = transaction
         var merged: [ObjectID: ObjectID] = [:]
         let (resolved, durable): (Commit, Ticket?) = try writer.locked { head in
             if onConflict == .update {
