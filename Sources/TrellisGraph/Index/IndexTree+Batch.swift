@@ -72,8 +72,8 @@ extension IndexTree {
             break
         }
         if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
-        guard changes.count >= 4_096 else {
-            // `netted<Key>` with the generic comparison is as fast as anything at this size.
+        guard changes.count >= 1_024 else {
+            // Below this size the comparison sort costs about what the radix sort's 2,048 counters a pass do.
             return nettedByComparison(changes)
         }
         let sorted = radixSortedByValue(changes)

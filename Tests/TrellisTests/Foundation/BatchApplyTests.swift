@@ -295,6 +295,41 @@ import Testing
         #expect(scores.count == count && scores == scores.sorted())
     }
 
+    /// Updates listed in descending serial order with few distinct values: the batch's index changes are sorted by
+    /// value (a radix sort from 1,024 changes) and then by serial within each value, as one update at a time orders
+    /// them.
+    @Test func updatesInDescendingSerialOrderWithRepeatedValuesEqualThemOneAtATime() throws {
+        let store = Store(schema: Self.schema)
+        let item = try Self.schema.entityNumber("Item")
+        let score = try Self.schema.attribute("Item", "score")
+        let count = 1_500
+        try store.write { tx in
+            for k in 0..<count {
+                tx.insert(entity: item, row: [.int(Int64(k)), .double(Double(k % 7)), .string("t"), .null])
+            }
+        }
+        let before = store.snapshot
+        var update = store.transaction()
+        for (k, id) in before.objectIDs(entity: item).reversed().enumerated() {
+            try update.set(id, score, .double(Double(k * 3 % 5)))
+        }
+        let updated = try store.commit(update)
+        // An update to the value an object holds already changes nothing; the others are two index changes each,
+        // past the radix sort's threshold.
+        let changed = (0..<count).filter { k in (count - 1 - k) % 7 != k * 3 % 5 }.count
+        #expect(updated.changes.updates.count == changed)
+        #expect(changed * 2 >= 1_024)
+        var single = before
+        for change in updated.changes.updates { single = try single.applying(ChangeSet(updates: [change])) }
+        let live = store.snapshot
+        #expect(live.differences(from: single) == [])
+        #expect(live.invariantViolations() == [])
+        let scoreIndex = try Self.schema.index("Item", ["score"])
+        let entries = live.scan(scoreIndex).map { (live.value($0, score)!.doubleValue!, $0.serial) }
+        #expect(entries.count == count)
+        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) })
+    }
+
     /// Inserts are written a column at a time per leaf: rows of every attribute type and nulls in every optional
     /// column, in runs that start mid-leaf and leave gaps, read back as the one-row path writes them.
     @Test(arguments: [UInt64(1), 2, 3])
