@@ -24,10 +24,11 @@ package enum IndexTree: Sendable {
 
     // MARK: Maintenance
 
-    /// Adds (or removes) the entry of `serial`, whose indexed values are `value(column)`.
+    /// Adds (or removes) the entry of `serial`, whose indexed values are `value(column)`. `absent`: the caller knows
+    /// the tree does not hold the entry it adds (see `SortedTree.insertBuffered`).
     mutating func update(
         _ columns: [Int], serial: UInt64, adding: Bool, elements: Bool = false, pairs: Bool = false,
-        value: (Int) -> Value
+        absent: Bool = false, value: (Int) -> Value
     ) {
         if elements, case .general(var tree) = self {
             self = .general(SortedTree())
@@ -43,12 +44,20 @@ package enum IndexTree: Sendable {
             // A value of the wrong case cannot reach a scalar index: commits check types first.
             let entry = ScalarEntry(bits: coding.encode(value(columns[0])) ?? 0, serial: serial)
             // A new entry waits in the tree's pending run: a small commit copies that, not a path of nodes.
-            if adding { tree.insertBuffered((), forKey: entry) } else { tree.removeValue(forKey: entry) }
+            if adding {
+                tree.insertBuffered((), forKey: entry, absent: absent)
+            } else {
+                tree.removeValue(forKey: entry)
+            }
             self = .scalar(tree, coding)
         case .general(var tree):
             self = .general(SortedTree())
             let entry = IndexEntry(columns.map(value), serial: serial)
-            if adding { tree.insertBuffered((), forKey: entry) } else { tree.removeValue(forKey: entry) }
+            if adding {
+                tree.insertBuffered((), forKey: entry, absent: absent)
+            } else {
+                tree.removeValue(forKey: entry)
+            }
             self = .general(tree)
         }
     }

@@ -83,18 +83,23 @@ extension SortedTree {
 
     /// Stores `value` for `key` as `updateValue(_:forKey:)` does, but a key the nodes do not hold goes into the
     /// pending run first, and the run goes into the nodes when it reaches `limit` entries. Returns the value replaced.
+    /// `absent`: the caller knows the tree does not hold `key` (an index entry of an object that has none), so the
+    /// descent that would look for it in the nodes is skipped.
     ///
-    /// - Complexity: O(log n) for the lookup and O(limit) to write the run; every `limit`-th new key also folds the
-    ///   run, O(limit · log n).
+    /// - Complexity: O(log n) for the lookup (none when `absent`) and O(limit) to write the run; every `limit`-th new
+    ///   key also folds the run, O(limit · log n).
     @discardableResult
-    package mutating func insertBuffered(_ value: Value, forKey key: Key, limit: Int = Self.pendingLimit) -> Value? {
-        if let position = pending.position(of: key) {
+    package mutating func insertBuffered(
+        _ value: Value, forKey key: Key, limit: Int = Self.pendingLimit, absent: Bool = false
+    ) -> Value? {
+        assert(!absent || (pending.position(of: key) == nil && !nodesContain(key)), "a key said to be absent is held")
+        if !absent, let position = pending.position(of: key) {
             let replaced = pending.values[position]
             pending.values[position] = value
             return replaced
         }
         // A key the nodes hold is replaced there: the run holds only keys the nodes do not.
-        if nodesContain(key) { return updateValue(value, forKey: key) }
+        if !absent, nodesContain(key) { return updateValue(value, forKey: key) }
         let position = pending.position(notBelow: key)
         pending.keys.insert(key, at: position)
         pending.values.insert(value, at: position)

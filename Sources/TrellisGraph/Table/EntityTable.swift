@@ -64,9 +64,11 @@ import TrellisCore
         }
         count += 1
         maxSerial = max(maxSerial, serial)
+        // A row that was not live has no index entries: the new ones are absent from the trees.
         for (i, index) in layout.indexes.enumerated() {
             indexes[i].update(
-                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs
+                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs,
+                absent: true
             ) { values[$0] }
         }
         return true
@@ -93,8 +95,10 @@ import TrellisCore
             ) {
                 before[index.columns.firstIndex(of: $0)!]
             }
+            // The object's one entry in this index was removed just above: the new one is absent.
             indexes[i].update(
-                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs
+                index.columns, serial: serial, adding: true, elements: index.isElements, pairs: index.isPairs,
+                absent: true
             ) { c in
                 c == attribute ? value : before[index.columns.firstIndex(of: c)!]
             }
