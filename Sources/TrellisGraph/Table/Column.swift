@@ -148,7 +148,12 @@ import TrellisCore
                     }
                 }
             }
-        case .string, .other, .list:
+        case .string:
+            if strings.appendInOrder(c, from: inserts, run, nulls: &nulls) { break }
+            self.nulls = nulls
+            for p in run { set(row(p), inserts[p].values[c]) }
+            return
+        case .other, .list:
             self.nulls = nulls
             for p in run { set(row(p), inserts[p].values[c]) }
             return

@@ -101,6 +101,54 @@ import TrellisCore
         }
     }
 
+    /// Stores value `c` of each insert in `run` (strings or nulls, at their rows) when every row from the run's first
+    /// one on is empty and the rows ascend, as in a leaf filled in serial order: the bytes are reserved once and each
+    /// string appended, and the end offsets are written in one pass instead of shifted after every row. Returns false,
+    /// changing nothing, when that does not hold; `set(_:_:)` row by row does the rest.
+    mutating func appendInOrder(
+        _ c: Int, from inserts: UnsafeBufferPointer<ChangeSet.Insert>, _ run: Range<Int>, nulls: inout UInt64
+    ) -> Bool {
+        @inline(__always) func row(_ p: Int) -> Int { Int(inserts[p].id.serial & Leaf.mask) }
+        let first = row(run.lowerBound)
+        // Rows `first...` are all empty when the first one starts at the end of the bytes (ends only grow).
+        guard span(first).lowerBound == bytes.count else { return false }
+        var total = 0
+        var previous = -1
+        for p in run {
+            guard row(p) > previous else { return false }
+            previous = row(p)
+            if case .string(let string) = inserts[p].values[c] { total += string.utf8.count }
+        }
+        if total == 0 && ends.isEmpty {
+            for p in run where inserts[p].values[c].isNull { nulls |= 1 << UInt64(row(p)) }
+            return true
+        }
+        if ends.isEmpty { ends = .zeros(Leaf.width) }
+        bytes.reserveCapacity(bytes.count + total)
+        var end = UInt32(truncatingIfNeeded: bytes.count)
+        var next = first
+        for p in run {
+            let r = row(p)
+            let bit: UInt64 = 1 << UInt64(r)
+            ends.withUnsafeMutableBufferPointer { ends in
+                for k in next..<r { ends[k] = end }
+            }
+            if case .string(var string) = inserts[p].values[c] {
+                string.withUTF8 { bytes.append(contentsOf: $0) }
+                end = UInt32(truncatingIfNeeded: bytes.count)
+                nulls &= ~bit
+            } else {
+                nulls |= bit
+            }
+            ends[r] = end
+            next = r + 1
+        }
+        ends.withUnsafeMutableBufferPointer { ends in
+            for k in next..<Leaf.width { ends[k] = end }
+        }
+        return true
+    }
+
     mutating func set(_ row: Int, _ string: String) {
         if ends.isEmpty {
             if string.isEmpty { return }
