@@ -61,6 +61,8 @@ import Glibc
         let process = Process()
         let lines = Lines()
         let exited = DispatchSemaphore(value: 0)
+        /// Signalled once the reader has read the output to its end.
+        let drained = DispatchSemaphore(value: 0)
 
         init(_ arguments: [String], executable: URL = ReplicaTests.tool) throws {
             process.executableURL = executable
@@ -70,7 +72,9 @@ import Glibc
             process.standardError = pipe
             let reader = pipe.fileHandleForReading
             let lines = self.lines
+            let drained = self.drained
             let thread = Thread {
+                defer { drained.signal() }
                 // read(2) with EINTR retried: FileHandle.availableData traps on an interrupted read (SIGCHLD).
                 var buffer = [UInt8](repeating: 0, count: 4_096)
                 while true {
@@ -118,12 +122,14 @@ import Glibc
             return false
         }
 
-        /// Waits for it to exit; its status, or nil (and it is killed) after `seconds`.
+        /// Waits for it to exit; its status, or nil (and it is killed) after `seconds`. Once it has exited, its output
+        /// is read to the end (for up to 5 s) first, so that a failure message shows what it printed last.
         func waitForExit(seconds: Double) -> Int32? {
             if exited.wait(timeout: .now() + seconds) == .timedOut {
                 kill(process.processIdentifier, SIGKILL)
                 return nil
             }
+            _ = drained.wait(timeout: .now() + 5)
             return process.terminationStatus
         }
 
