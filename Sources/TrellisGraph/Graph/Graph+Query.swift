@@ -74,17 +74,9 @@ extension Graph {
             guard let (leaf, r) = locate(id),
                 let bits = coding.encode(leaf.value(column: schema.layouts[e].indexes[index].columns[0], row: r))
             else { return nil }
-            // The first entry with these bits, and the first after this object's own.
-            var probe = ScalarEntry(bits: bits, serial: 0)
-            for _ in 0..<2 {
-                guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
-                if entry.serial != id.serial {
-                    let values = tables[e].indexValues(schema.layouts[e].indexes[index], serial: id.serial)
-                    return (ObjectID(entity: id.entity, serial: entry.serial), values)
-                }
-                probe = ScalarEntry(bits: bits, serial: id.serial &+ 1)
-            }
-            return nil
+            guard let other = IndexTree.conflict(bits: bits, serial: id.serial, in: tree) else { return nil }
+            let values = tables[e].indexValues(schema.layouts[e].indexes[index], serial: id.serial)
+            return (ObjectID(entity: id.entity, serial: other), values)
         }
         let table = tables[e]
         let values = table.indexValues(layout(id.entity).indexes[index], serial: id.serial)

@@ -143,16 +143,27 @@ package enum IndexTree: Sendable {
         switch self {
         case .scalar(let tree, let coding):
             guard let bits = coding.encode(values[0]) else { return nil }
-            for probe in [ScalarEntry(bits: bits, serial: 0), ScalarEntry(bits: bits, serial: serial &+ 1)] {
-                guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
-                if entry.serial != serial { return entry.serial }
-            }
+            return Self.conflict(bits: bits, serial: serial, in: tree)
         case .general(let tree):
             for probe in [IndexEntry.lowerProbe(values), IndexEntry(values, serial: serial &+ 1)] {
                 guard let (entry, _) = tree.firstEntry(notBelow: probe), IndexEntry.compareValues(entry, probe) == 0
                 else { return nil }
                 if entry.serial != serial { return entry.serial }
             }
+        }
+        return nil
+    }
+
+    /// Another serial than `serial` whose encoded value in a scalar index's tree is `bits`: the first entry with those
+    /// bits, or, when that is `serial`'s own, the first after it.
+    /// - Complexity: O(log n), at most two descents.
+    @inline(__always)
+    static func conflict(bits: UInt64, serial: UInt64, in tree: SortedTree<ScalarEntry, Void>) -> UInt64? {
+        var probe = ScalarEntry(bits: bits, serial: 0)
+        for _ in 0..<2 {
+            guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
+            if entry.serial != serial { return entry.serial }
+            probe = ScalarEntry(bits: bits, serial: serial &+ 1)
         }
         return nil
     }

@@ -148,12 +148,8 @@ import TrellisCore
                     }
                 }
             }
-        case .string:
-            if strings.appendInOrder(c, from: inserts, run, nulls: &nulls) { break }
-            self.nulls = nulls
-            for p in run { set(row(p), inserts[p].values[c]) }
-            return
-        case .other, .list:
+        case .string, .other, .list:
+            if kind == .string, strings.appendInOrder(c, from: inserts, run, nulls: &nulls) { break }
             self.nulls = nulls
             for p in run { set(row(p), inserts[p].values[c]) }
             return

@@ -55,25 +55,19 @@ struct CommitResolver {
 
     private mutating func resolveInserts(_ tx: Transaction) throws {
         var inserts = tx.inserts
-        // Small commits skip the table and check each value as they come.
-        let types = inserts.count >= 8 ? schema.layouts.map { $0.attributes.map(\.type) } : []
         for i in inserts.indices {
             let id = inserts[i].id
             guard Int(id.entity) < schema.layouts.count else {
                 throw TrellisError(.unknownEntity, "insert of \(id) names no entity of this schema", object: id)
             }
-            // Most rows arrive complete and in stored form: one pass over them in place settles that. A small commit
-            // reads each type from the layout in place instead of from the table.
+            // Most rows arrive complete and in stored form: one pass over them, reading the values and the types in
+            // place, settles that.
             let e = Int(id.entity)
             let ready = inserts[i].values.withUnsafeBufferPointer { values in
-                if types.isEmpty {
-                    return values.count == schema.layouts[e].attributes.count
-                        && values.indices.allSatisfy {
-                            Self.isStoredForm(values[$0], schema.layouts[e].attributes[$0].type)
-                        }
-                }
-                return values.count == types[e].count
-                    && types[e].indices.allSatisfy { Self.isStoredForm(values[$0], types[e][$0]) }
+                values.count == schema.layouts[e].attributes.count
+                    && values.indices.allSatisfy {
+                        Self.isStoredForm(values[$0], schema.layouts[e].attributes[$0].type)
+                    }
             }
             if ready {
                 if !schema.layouts[Int(id.entity)].indexes.isEmpty { uniqueChecks.append(id) }

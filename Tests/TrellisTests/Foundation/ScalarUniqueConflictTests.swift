@@ -83,20 +83,27 @@ import Testing
                     try tx.delete(id)
                     next[id] = nil
                 } else {
-                    // An update, often of an older object into a value a newer one holds.
+                    // An update taking one unique value of another object, often of an older object into a value a
+                    // newer one holds (which only the probe after the object's own entry finds).
                     let id = live[Int(rng.next() % UInt64(live.count))]
+                    let sourceID = live[Int(rng.next() % UInt64(live.count))]
+                    let source = next[sourceID]!
                     var fields = next[id]!
-                    let source = next[live[Int(rng.next() % UInt64(live.count))]]!
-                    switch rng.next() % 3 {
-                    case 0: fields.code = source.code
-                    case 1: fields.ratio = source.ratio
-                    default: fields.at = source.at
+                    let attribute = Int(rng.next() % 3)
+                    let value: Value
+                    switch attribute {
+                    case 0:
+                        fields.code = source.code
+                        value = .int(source.code)
+                    case 1:
+                        fields.ratio = source.ratio
+                        value = .double(source.ratio)
+                    default:
+                        fields.at = source.at
+                        value = .date(Date(timeIntervalSinceReferenceDate: source.at))
                     }
-                    if source != next[id]!, live.last != id { olderIntoNewer += 1 }
-                    try tx.set(id, AttributeKey(entity: 0, index: 0), .int(fields.code))
-                    try tx.set(id, AttributeKey(entity: 0, index: 1), .double(fields.ratio))
-                    try tx.set(
-                        id, AttributeKey(entity: 0, index: 2), .date(Date(timeIntervalSinceReferenceDate: fields.at)))
+                    if sourceID > id, fields != next[id]! { olderIntoNewer += 1 }
+                    try tx.set(id, AttributeKey(entity: 0, index: attribute), value)
                     next[id] = fields
                 }
             }
