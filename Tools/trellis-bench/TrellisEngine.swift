@@ -87,15 +87,14 @@ final class TrellisEngine: BenchEngine {
         var sum = RangeSummary()
         for range in ranges {
             let snapshot = store.snapshot
-            let ids = snapshot.scan(
+            let rows = snapshot.rows(
                 model.scoreIndex, from: [.double(range.lower)], inclusive: true, to: [.double(range.upper)],
                 inclusive: false)
             var last = -Double.infinity
-            for id in ids {
-                let object = snapshot.object(id)
-                let score = object?.double(model.score) ?? .nan
+            for object in rows {
+                let score = object.double(model.score) ?? .nan
                 sum.rows += 1
-                sum.idSum &+= object?.int(model.id) ?? 0
+                sum.idSum &+= object.int(model.id) ?? 0
                 sum.scoreSum += score
                 if score < last { sum.outOfOrder += 1 }
                 last = score

@@ -43,10 +43,37 @@ extension Graph {
         inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max
     ) -> [ObjectID] {
         guard let tree = tree(index) else { return [] }
-        return tree.serials(
+        var ids: [ObjectID] = []
+        tree.forEachSerial(
             from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
             limit: limit
-        ).map { ObjectID(entity: index.entity, serial: $0) }
+        ) { ids.append(ObjectID(entity: index.entity, serial: $0)) }
+        return ids
+    }
+
+    /// The objects `scan` selects, in the same order, as rows to read in place: one pass over the index, then each
+    /// row found as the sequence reaches it, where `scan` and then `object(_:)` for each ID look up the entity's
+    /// table for every object.
+    ///
+    /// ```swift
+    /// for row in snapshot.rows(byScore, from: [.double(10)], to: [.double(20)], inclusive: false) {
+    ///     total += row.double(score) ?? 0
+    /// }
+    /// ```
+    /// - Complexity: O(log n + k) to make, for k objects; each step is a few node hops.
+    public func rows(
+        _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
+        inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max
+    ) -> IndexRowSequence {
+        guard let tree = tree(index) else {
+            return IndexRowSequence(entity: index.entity, serials: [], leaves: SerialTrie())
+        }
+        var serials: [UInt64] = []
+        tree.forEachSerial(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
+            limit: limit
+        ) { serials.append($0) }
+        return IndexRowSequence(entity: index.entity, serials: serials, leaves: tables[Int(index.entity)].leaves)
     }
 
     /// The number of objects between bounds of an index, as `scan` selects them.

@@ -136,3 +136,56 @@ public struct RowSequence: Sequence, Sendable {
         Iterator(leafIterator: leaves.makeIterator(), entity: entity)
     }
 }
+
+/// The objects an index range selected (`Snapshot.rows(_:from:inclusive:to:inclusive:reverse:limit:)`), in index
+/// order; each row is found in its leaf as the iteration reaches it.
+public struct IndexRowSequence: Sequence, Sendable {
+    let entity: UInt32
+    let serials: [UInt64]
+    let leaves: SerialTrie<Leaf>
+
+    init(entity: UInt32, serials: [UInt64], leaves: SerialTrie<Leaf>) {
+        self.entity = entity
+        self.serials = serials
+        self.leaves = leaves
+    }
+
+    /// The number of objects.
+    /// - Complexity: O(1).
+    public var count: Int { serials.count }
+    /// The number of objects, as `count`.
+    public var underestimatedCount: Int { serials.count }
+
+    /// Walks the selected rows in index order.
+    public struct Iterator: IteratorProtocol {
+        let entity: UInt32
+        let serials: [UInt64]
+        let leaves: SerialTrie<Leaf>
+        var position = 0
+
+        /// The next row, or nil at the end.
+        public mutating func next() -> Row? {
+            while position < serials.count {
+                let serial = serials[position]
+                position += 1
+                let (l, r) = EntityTable.split(serial)
+                let leaf: Leaf?
+                // The tail's key is compared before the tail is read, as in `Snapshot.locate`.
+                if leaves.tail?.key == l {
+                    leaf = leaves.tail!.value
+                } else if let root = leaves.root {
+                    leaf = SerialTrie<Leaf>.item(forKey: l, root: root, height: leaves.height)
+                } else {
+                    leaf = nil
+                }
+                // An index holds live objects only; the check keeps a damaged graph from trapping here.
+                guard let leaf, leaf.contains(r) else { continue }
+                return Row(leaf: leaf, index: r, id: ObjectID(entity: entity, serial: serial))
+            }
+            return nil
+        }
+    }
+
+    /// An iterator from the first selected object.
+    public func makeIterator() -> Iterator { Iterator(entity: entity, serials: serials, leaves: leaves) }
+}

@@ -79,24 +79,40 @@ package enum IndexTree: Sendable {
         reverse: Bool = false, limit: Int = .max
     ) -> [UInt64] {
         var out: [UInt64] = []
-        guard limit > 0 else { return out }
+        forEachSerial(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse, limit: limit
+        ) { out.append($0) }
+        return out
+    }
+
+    /// Calls `body` with the serials `serials(from:inclusive:to:inclusive:reverse:limit:)` returns, in order, without
+    /// building the array.
+    /// - Complexity: O(log n + k) for k serials.
+    @inline(__always)
+    func forEachSerial(
+        from lower: [Value]?, inclusive lowerInclusive: Bool, to upper: [Value]?, inclusive upperInclusive: Bool,
+        reverse: Bool, limit: Int, _ body: (UInt64) -> Void
+    ) {
+        guard limit > 0 else { return }
+        var left = limit
         switch self {
         case .scalar(let tree, let coding):
             guard let (lo, hi) = Self.scalarBounds(coding, lower, lowerInclusive, upper, upperInclusive) else {
-                return out
+                return
             }
-            for (entry, _) in tree.elements(from: lo, to: hi, reverse: reverse) {
-                out.append(entry.serial)
-                if out.count == limit { break }
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                body(entry.serial)
+                left -= 1
+                return left > 0
             }
         case .general(let tree):
             let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
-            for (entry, _) in tree.elements(from: lo, to: hi, reverse: reverse) {
-                out.append(entry.serial)
-                if out.count == limit { break }
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                body(entry.serial)
+                left -= 1
+                return left > 0
             }
         }
-        return out
     }
 
     /// The number of entries `serials` would return without a limit.

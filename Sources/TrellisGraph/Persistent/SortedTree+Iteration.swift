@@ -174,6 +174,86 @@ extension SortedTree: Sequence {
             root: root, ranks: nodes, pending: pending, pendingPositions: pendingPositions, reverse: reverse)
     }
 
+    /// Calls `body` with the entries `elements(from:inclusive:to:inclusive:reverse:)` yields, in the same order, until
+    /// it returns false.
+    ///
+    /// When no pending entry falls in the range, the nodes are walked leaf by leaf with no iterator: a run within a
+    /// leaf is one loop over its arrays.
+    ///
+    /// - Complexity: O(fanout · log n) to start, O(1) amortized per element.
+    package func forEachElement(
+        from lower: Key?, inclusive lowerInclusive: Bool, to upper: Key?, inclusive upperInclusive: Bool,
+        reverse: Bool, _ body: (Key, Value) throws -> Bool
+    ) rethrows {
+        let (nodes, pendingPositions) = splitRanks(
+            from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive)
+        guard pendingPositions.isEmpty else {
+            var entries = Iterator(
+                root: root, nodeRanks: nodes, pending: pending, pendingPositions: pendingPositions, reverse: reverse)
+            while let (key, value) = entries.next() { guard try body(key, value) else { return } }
+            return
+        }
+        guard let root, !nodes.isEmpty else { return }
+        _ = try Self.visit(root, ranks: nodes, reverse: reverse, body)
+    }
+
+    /// Visits the entries of `node`'s subtree at `ranks` (ranks within the subtree); false once `body` stopped.
+    private static func visit(
+        _ node: Node, ranks: Range<Int>, reverse: Bool, _ body: (Key, Value) throws -> Bool
+    ) rethrows -> Bool {
+        if node.isLeaf {
+            return try node.keys.withUnsafeBufferPointer { keys in
+                try node.values.withUnsafeBufferPointer { values in
+                    if reverse {
+                        for i in ranks.reversed() where try !body(keys[i], values[i]) { return false }
+                    } else {
+                        for i in ranks where try !body(keys[i], values[i]) { return false }
+                    }
+                    return true
+                }
+            }
+        }
+        // The children whose entries overlap `ranks`, and the rank of the first one's first entry.
+        var first = 0
+        var base = 0
+        while base + node.counts[first] <= ranks.lowerBound {
+            base += node.counts[first]
+            first += 1
+        }
+        var last = first
+        var end = base + node.counts[first]
+        while end < ranks.upperBound {
+            last += 1
+            end += node.counts[last]
+        }
+        if reverse {
+            var childEnd = end
+            for position in stride(from: last, through: first, by: -1) {
+                let childBase = childEnd - node.counts[position]
+                let part = Swift.max(ranks.lowerBound, childBase)..<Swift.min(ranks.upperBound, childEnd)
+                guard
+                    try visit(
+                        node.children[position], ranks: (part.lowerBound - childBase)..<(part.upperBound - childBase),
+                        reverse: true, body)
+                else { return false }
+                childEnd = childBase
+            }
+        } else {
+            var childBase = base
+            for position in first...last {
+                let childEnd = childBase + node.counts[position]
+                let part = Swift.max(ranks.lowerBound, childBase)..<Swift.min(ranks.upperBound, childEnd)
+                guard
+                    try visit(
+                        node.children[position], ranks: (part.lowerBound - childBase)..<(part.upperBound - childBase),
+                        reverse: false, body)
+                else { return false }
+                childBase = childEnd
+            }
+        }
+        return true
+    }
+
     /// Calls `body` with every entry in ascending key order.
     ///
     /// - Complexity: O(n), without the iterator's bookkeeping.

@@ -91,4 +91,23 @@ import Trellis
         let titles = try thisWeek.map { try snapshot.value($0, "title") }
         #expect(titles == (24..<192).map { .string("chore \($0)") })
     }
+
+    // swift-format-ignore
+    @Test func theIndexRowsReadTheSameWeekInIndexOrder() throws {
+        let (store, _, start) = try seeded()
+        let monday = start + 24 * 3600
+        let nextMonday = monday + 7 * 24 * 3600
+        let snapshot = store.snapshot
+        let due = try store.schema.index("Chore", ["due"])
+
+        let title = try store.schema.attribute("Chore", "title")
+        var titles: [String] = []
+        for row in snapshot.rows(due, from: [.date(monday)], inclusive: true, to: [.date(nextMonday)], inclusive: false) {
+            titles.append(row.string(title) ?? "")
+        }
+
+        #expect(titles == (24..<192).map { "chore \($0)" })
+        let latest = snapshot.rows(due, reverse: true, limit: 3).map { $0.string(title) ?? "" }
+        #expect(latest == ["chore 199", "chore 198", "chore 197"])
+    }
 }

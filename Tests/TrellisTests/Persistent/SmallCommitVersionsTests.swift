@@ -152,6 +152,19 @@ import Testing
                     == expected)
             let limited = snapshot.scan(byScore, from: [.double(low)], limit: 7)
             try #require(limited == Array(scoreOrder.filter { model[$0]!.score >= low }.prefix(7)))
+            // The same range as rows: the IDs in index order, each row reading its object's values.
+            let reverse = random.below(2) == 0
+            let rows = snapshot.rows(
+                byScore, from: [.double(low)], inclusive: true, to: [.double(high)], inclusive: false,
+                reverse: reverse)
+            let inRange = scoreOrder.filter { model[$0]!.score >= low && model[$0]!.score < high }
+            try #require(rows.count == inRange.count)
+            try #require(rows.map(\.id) == (reverse ? inRange.reversed() : inRange), "rows \(low)..<\(high)")
+            for row in rows {
+                let plain = model[row.id]!
+                try #require(row.int(code) == plain.code && row.double(score) == plain.score)
+                try #require(row.string(name) == plain.name)
+            }
         }
     }
 }
