@@ -93,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis",
-            dependencies: ["Trellis", "TrellisReplication"],
+            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS"],
             path: "Tools/trellis",
             exclude: ["README.md"]
         ),

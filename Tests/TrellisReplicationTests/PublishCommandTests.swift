@@ -61,6 +61,48 @@ import Trellis
         #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
     }
 
+    @Test func aReplicaStartedBeforeItsServerRetriesUntilTheServerIsUpThenCatchesUp() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        try server.stop()
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let writerURL = base.appendingPathComponent("notes")
+        let replicaURL = base.appendingPathComponent("notes-replica")
+        // The server is down: the replica says so once and keeps trying, creating nothing.
+        let replica = try ReplicaTests.Child(["replica", server.url, "notes", replicaURL.path, "--until", "30"])
+        #expect(
+            replica.waitForLine(seconds: 60) { $0.hasPrefix("cannot reach \(server.url) yet") }, "\(replica.output)")
+        Thread.sleep(forTimeInterval: 1)
+        #expect(replica.process.isRunning, "\(replica.output)")
+        #expect(replica.output.components(separatedBy: "cannot reach").count == 2, "one line, not one per attempt")
+        #expect(!FileManager.default.fileExists(atPath: replicaURL.path))
+        // The server comes up, then a publisher: the replica waits for it and applies everything.
+        try server.start()
+        let writer = try ReplicaTests.Child([
+            "publish", writerURL.path, server.url, "notes", "--commits", "30", "--interval", "1",
+        ])
+        #expect(writer.waitForExit(seconds: 120) == 0, "\(writer.output)")
+        #expect(replica.waitForExit(seconds: 120) == 0, "\(replica.output)")
+        #expect(replica.applied == 30)
+        #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
+    }
+
+    @Test func aReplicaGivesUpOnAnUnreachableServerAfterItsRetryWindow() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let started = Date()
+        let child = try ReplicaTests.Child(["replica", "nats://127.0.0.1:1", "notes", base.path, "--retry", "1"])
+        #expect(child.waitForExit(seconds: 60) == 3, "\(child.output)")
+        #expect(Date().timeIntervalSince(started) >= 1, "it tried for the second it was given")
+        #expect(child.output.contains("cannot reach nats://127.0.0.1:1 yet"))
+        #expect(child.output.contains("(tried for 1 s)"), "\(child.output)")
+        #expect(!FileManager.default.fileExists(atPath: base.path))
+        let atOnce = try ReplicaTests.Child(["replica", "nats://127.0.0.1:1", "notes", base.path, "--retry", "0"])
+        #expect(atOnce.waitForExit(seconds: 60) == 3, "\(atOnce.output)")
+        #expect(atOnce.output.contains("(tried for 0 s)"), "\(atOnce.output)")
+    }
+
     @Test func publishRefusesADirectoryWithoutAStoreUnlessItWritesTheDemo() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
         defer { try? FileManager.default.removeItem(at: base) }
