@@ -226,30 +226,19 @@ extension SortedTree: Sequence {
             last += 1
             end += node.counts[last]
         }
-        if reverse {
-            var childEnd = end
-            for position in stride(from: last, through: first, by: -1) {
-                let childBase = childEnd - node.counts[position]
-                let part = Swift.max(ranks.lowerBound, childBase)..<Swift.min(ranks.upperBound, childEnd)
-                guard
-                    try visit(
-                        node.children[position], ranks: (part.lowerBound - childBase)..<(part.upperBound - childBase),
-                        reverse: true, body)
-                else { return false }
-                childEnd = childBase
-            }
-        } else {
-            var childBase = base
-            for position in first...last {
-                let childEnd = childBase + node.counts[position]
-                let part = Swift.max(ranks.lowerBound, childBase)..<Swift.min(ranks.upperBound, childEnd)
-                guard
-                    try visit(
-                        node.children[position], ranks: (part.lowerBound - childBase)..<(part.upperBound - childBase),
-                        reverse: false, body)
-                else { return false }
-                childBase = childEnd
-            }
+        // The rank where the walk stands: the first child's start going forward, the last child's end going back.
+        var edge = reverse ? end : base
+        for step in 0...(last - first) {
+            let position = reverse ? last - step : first + step
+            let count = node.counts[position]
+            let childBase = reverse ? edge - count : edge
+            let part = Swift.max(ranks.lowerBound, childBase)..<Swift.min(ranks.upperBound, childBase + count)
+            guard
+                try visit(
+                    node.children[position], ranks: (part.lowerBound - childBase)..<(part.upperBound - childBase),
+                    reverse: reverse, body)
+            else { return false }
+            edge = reverse ? childBase : childBase + count
         }
         return true
     }
