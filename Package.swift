@@ -93,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "trellis",
-            dependencies: ["Trellis", "TrellisReplication", "TrellisNATS"],
+            dependencies: ["Trellis", "TrellisReplication"],
             path: "Tools/trellis",
             exclude: ["README.md"]
         ),

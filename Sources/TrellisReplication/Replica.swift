@@ -90,7 +90,9 @@ public final class Replica: Sendable {
 
     /// Opens (or creates) the replica of stream `name` on the server at `url` in `directory`. A new replica reads the
     /// store's schema from the server (the publisher puts it there), so the server must be reachable and the
-    /// publisher must have started once; an existing replica opens without the server.
+    /// publisher must have started once; an existing replica opens without the server. A server that cannot be
+    /// reached or does not answer in time throws `ReplicationError` `.unreachable`, one with no schema for `name`
+    /// `.notPublished`; neither creates anything, and both may be retried.
     public init(url: String, name: String, directory: URL) throws {
         self.directory = directory
         self.name = name
@@ -103,18 +105,14 @@ public final class Replica: Sendable {
         if FileManager.default.fileExists(atPath: directory.appendingPathComponent("MANIFEST").path) {
             schema = try JournalReader(directory: directory).schema()
         } else {
-            let connection = try NATSConnection(options)
-            defer { connection.close() }
-            let bytes: [UInt8]
+            let fetched: (schema: Schema, checkpointSchema: Schema?)
             do {
-                bytes = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)").get("schema")
-            } catch let error as NATSError where error.code == .objectNotFound {
-                throw ReplicationError(
-                    .notPublished, "the server has no schema for \(name): start its publisher first (\(error.message))")
+                fetched = try Self.fetchSchema(options, url: url, name: name, directory: directory)
+            } catch let error as NATSError where Self.transient.contains(error.code) {
+                throw ReplicationError(.unreachable, "\(error)")
             }
-            let current = try SchemaCodec.decode(bytes, context: "the stream's schema object")
             // From a checkpoint, the checkpoint's own schema (a migration may have come after it).
-            if let checkpointSchema = try Self.bootstrap(connection, name: name, directory: directory) {
+            if let checkpointSchema = fetched.checkpointSchema {
                 // Opening loads and checks the checkpoint (the bootstrap read only its header); a checkpoint that
                 // fails leaves no store, so the next start bootstraps anew.
                 do {
@@ -125,9 +123,32 @@ public final class Replica: Sendable {
                 }
                 return
             }
-            schema = current
+            schema = fetched.schema
         }
         stores = Mutex(try Self.open(directory: directory, schema: schema))
+    }
+
+    /// The failures to reach the server that a later attempt may not meet: `init` reports them as `.unreachable`.
+    static let transient: Set<NATSError.Code> = [
+        .connectionFailed, .notConnected, .connectionLost, .timeout, .noResponders,
+    ]
+
+    /// The stream's schema from the server and, when the server holds a checkpoint, the store bootstrapped from it
+    /// in `directory` and the checkpoint's schema. Local files are written only after every read from the server.
+    private static func fetchSchema(
+        _ options: NATSOptions, url: String, name: String, directory: URL
+    ) throws -> (schema: Schema, checkpointSchema: Schema?) {
+        let connection = try NATSConnection(options)
+        defer { connection.close() }
+        let bytes: [UInt8]
+        do {
+            bytes = try ObjectStore(JetStream(connection), bucket: "trellis-\(name)").get("schema")
+        } catch let error as NATSError where error.code == .objectNotFound {
+            throw ReplicationError(
+                .notPublished, "the server has no schema for \(name): start its publisher first (\(error.message))")
+        }
+        let current = try SchemaCodec.decode(bytes, context: "the stream's schema object")
+        return (current, try bootstrap(connection, name: name, directory: directory))
     }
 
     /// The writable store records are applied to and the follower that serves it.

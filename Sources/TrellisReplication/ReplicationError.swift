@@ -20,6 +20,10 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         /// Nothing has been published under the name yet (the server has no schema object for it): start the
         /// publisher first, or try again; nothing was created.
         public static let notPublished = Code("not published")
+        /// The NATS server could not be reached, or did not answer in time, while a replica was being created or
+        /// opened: nothing was created; try again (`trellis replica` does, for 30 s). `message` holds the client's
+        /// error.
+        public static let unreachable = Code("unreachable")
         /// Replication stopped for good: the journal cannot be read, or the stream is not a Trellis stream.
         public static let failed = Code("replication failed")
     }

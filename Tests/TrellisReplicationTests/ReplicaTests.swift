@@ -301,6 +301,17 @@ import Glibc
         }
     }
 
+    @Test func creatingAReplicaFromAnUnreachableServerThrowsUnreachableAndCreatesNothing() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-replica-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let error = #expect(throws: ReplicationError.self) {
+            _ = try Replica(url: "nats://127.0.0.1:1", name: "nowhere", directory: base)
+        }
+        #expect(error?.code == .unreachable, "\(String(describing: error))")
+        #expect(error?.message.contains("connection failed") == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: base.path))
+    }
+
     @Test func aReplicaServesTheStoreReadOnlyWithItsLag() throws {
         let server = try NATSServer()
         defer { server.tearDown() }

@@ -1,6 +1,5 @@
 import Foundation
 import Trellis
-import TrellisNATS
 import TrellisReplication
 
 /// `trellis replica NATS-URL STREAM DIR`: keeps a read-only replica of a published store in DIR.
@@ -60,7 +59,7 @@ struct ReplicaCommand: Command {
                     waiting = true
                 }
                 if interruption.wait(milliseconds: 250) { return .ok }
-            } catch let error as NATSError where Self.transient.contains(error.code) {
+            } catch let error as ReplicationError where error.code == .unreachable {
                 let now = ContinuousClock.now
                 let since = unreachableSince ?? now
                 guard now - since < .seconds(retrySeconds) else {
@@ -95,9 +94,4 @@ struct ReplicaCommand: Command {
         replica.stop()
         return .ok
     }
-
-    /// The failures to reach the server that a later attempt may not meet.
-    static let transient: Set<NATSError.Code> = [
-        .connectionFailed, .notConnected, .connectionLost, .timeout, .noResponders,
-    ]
 }
