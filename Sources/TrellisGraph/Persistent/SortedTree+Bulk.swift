@@ -19,7 +19,7 @@ extension SortedTree {
         var level: [(first: Key, node: Node, count: Int)] = []
         level.reserveCapacity(keys.count / fanout + 1)
         for range in Self.runs(keys.count, fanout: fanout) {
-            let node = Node(keys: ContiguousArray(keys[range]), values: ContiguousArray(values[range]))
+            let node = Node(keys: ContiguousArray(keys[range]), values: NodeValues(values[range]))
             level.append((keys[range.lowerBound], node, range.count))
         }
         root = Self.assemble(level, fanout: fanout)
@@ -48,7 +48,7 @@ extension SortedTree {
         private let fanout: Int
         private var run = 0
         private var keys = ContiguousArray<Key>()
-        private var values = ContiguousArray<Value>()
+        private var values = NodeValues<Value>()
         private var level: [(first: Key, node: Node, count: Int)] = []
         private var last: Key?
         /// How many entries are still due.

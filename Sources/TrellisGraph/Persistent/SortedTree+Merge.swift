@@ -30,7 +30,7 @@ extension SortedTree {
             return
         }
         var keys = ContiguousArray<Key>()
-        var values = ContiguousArray<Value>()
+        var values = NodeValues<Value>()
         keys.reserveCapacity(storedCount + changes.count)
         values.reserveCapacity(storedCount + changes.count)
         // Entries of the tree interleaved with the batch: a change replaces (or drops) an entry with its key. Plain
@@ -89,11 +89,11 @@ extension SortedTree {
     /// splits into as few nodes as fit, of sizes that differ by one at most, so none falls below half full.
     ///
     /// - Complexity: O(n).
-    private static func buildFull(keys: ContiguousArray<Key>, values: ContiguousArray<Value>, fanout: Int) -> Node? {
+    private static func buildFull(keys: ContiguousArray<Key>, values: NodeValues<Value>, fanout: Int) -> Node? {
         guard !keys.isEmpty else { return nil }
         var level: [(node: Node, first: Key, count: Int)] = []
         for range in evenRuns(keys.count, fanout: fanout) {
-            let node = Node(keys: ContiguousArray(keys[range]), values: ContiguousArray(values[range]))
+            let node = Node(keys: ContiguousArray(keys[range]), values: values.slice(range))
             level.append((node, keys[range.lowerBound], range.count))
         }
         while level.count > 1 {

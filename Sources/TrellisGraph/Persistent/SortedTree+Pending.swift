@@ -9,7 +9,7 @@ import TrellisCore
 /// snapshot holds it as it was and readers see entries either in the run or in the nodes, never in neither.
 struct SortedTreePending<Key: Comparable, Value> {
     var keys: ContiguousArray<Key> = []
-    var values: ContiguousArray<Value> = []
+    var values: NodeValues<Value> = []
 
     /// - Complexity: O(1).
     var count: Int { keys.count }

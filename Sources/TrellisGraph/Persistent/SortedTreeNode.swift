@@ -21,7 +21,7 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
     // No run-time exclusivity checks: a node is written only while one tree value holds it (see above), so no read can
     // overlap a write, and the check cost more than a comparison on every read of a descent.
     @exclusivity(unchecked) var keys: ContiguousArray<Key>
-    @exclusivity(unchecked) var values: ContiguousArray<Value>
+    @exclusivity(unchecked) var values: NodeValues<Value>
     @exclusivity(unchecked) var children: ContiguousArray<SortedTreeNode<Key, Value>>
     @exclusivity(unchecked) var counts: ContiguousArray<Int>
 
@@ -30,7 +30,7 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
     /// - Complexity: O(1).
     init(
         keys: ContiguousArray<Key> = [],
-        values: ContiguousArray<Value> = [],
+        values: NodeValues<Value> = [],
         children: ContiguousArray<SortedTreeNode<Key, Value>> = [],
         counts: ContiguousArray<Int> = []
     ) {
@@ -154,9 +154,9 @@ final class SortedTreeNode<Key: Comparable, Value>: @unchecked Sendable {
             let middle = keys.count / 2
             // Both halves get buffers of their exact size: the node that overflowed had grown past its fan-out.
             let right = SortedTreeNode(
-                keys: ContiguousArray(keys[middle...]), values: ContiguousArray(values[middle...]))
+                keys: ContiguousArray(keys[middle...]), values: values.slice(middle..<values.count))
             keys = ContiguousArray(keys[..<middle])
-            values = ContiguousArray(values[..<middle])
+            values = values.slice(0..<middle)
             return Split(separator: right.keys[0], node: right, count: right.keys.count)
         }
         // Children [0, middle) stay; the separator between children middle - 1 and middle moves up to the parent.
