@@ -131,6 +131,9 @@ public final class Replica: Sendable {
     /// The failures to reach the server that a later attempt may not meet: `init` reports them as `.unreachable`.
     static let transient: Set<NATSError.Code> = [
         .connectionFailed, .notConnected, .connectionLost, .timeout, .noResponders,
+        // The connection gave up after losing the server (it does not reconnect); only `fetchSchema`'s `defer`
+        // closes it on purpose, after its last request.
+        .closed,
     ]
 
     /// The stream's schema from the server and, when the server holds a checkpoint, the store bootstrapped from it

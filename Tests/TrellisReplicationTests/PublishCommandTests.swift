@@ -88,6 +88,40 @@ import Trellis
         #expect(try ReplicaTests.export(replicaURL) == (try ReplicaTests.export(writerURL)))
     }
 
+    @Test func aServerThatAnswersStartsANewRetryWindow() throws {
+        let server = try NATSServer()
+        defer { server.tearDown() }
+        try server.stop()
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let writerURL = base.appendingPathComponent("notes")
+        let replicaURL = base.appendingPathComponent("notes-replica")
+        let replica = try ReplicaTests.Child([
+            "replica", server.url, "notes", replicaURL.path, "--until", "5", "--retry", "2",
+        ])
+        let unreachable = "cannot reach \(server.url) yet"
+        #expect(replica.waitForLine(seconds: 60) { $0.hasPrefix(unreachable) }, "\(replica.output)")
+        // The server answers, with no publisher yet, for longer than the retry window; then it goes away again.
+        try server.start()
+        #expect(replica.waitForLine(seconds: 60) { $0 == "waiting for a publisher of notes" }, "\(replica.output)")
+        Thread.sleep(forTimeInterval: 3)
+        try server.stop()
+        // Unreachable again: a new window, announced again, not the first one's expiry.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while replica.output.components(separatedBy: unreachable).count < 3 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(replica.output.components(separatedBy: unreachable).count == 3, "\(replica.output)")
+        #expect(replica.process.isRunning, "\(replica.output)")
+        try server.start()
+        let writer = try ReplicaTests.Child([
+            "publish", writerURL.path, server.url, "notes", "--commits", "5", "--interval", "1",
+        ])
+        #expect(writer.waitForExit(seconds: 120) == 0, "\(writer.output)")
+        #expect(replica.waitForExit(seconds: 120) == 0, "\(replica.output)")
+        #expect(replica.applied == 5)
+    }
+
     @Test func aReplicaGivesUpOnAnUnreachableServerAfterItsRetryWindow() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("trellis-publish-\(UUID())")
         defer { try? FileManager.default.removeItem(at: base) }

@@ -54,6 +54,8 @@ struct ReplicaCommand: Command {
                 replica = try Replica(url: url, name: stream, directory: URL(fileURLWithPath: directory))
                 break
             } catch let error as ReplicationError where error.code == .notPublished {
+                // The server answered: a later loss of it starts a new window.
+                unreachableSince = nil
                 if !waiting {
                     FileHandle.standardOutput.write(Data("waiting for a publisher of \(stream)\n".utf8))
                     waiting = true
