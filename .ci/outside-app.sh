@@ -4,7 +4,8 @@
 # model (a renamed attribute, a new one with a default, a new index, a list attribute, a composite and an ordered
 # to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
 # token the third one stored, as a sync consumer would; a fifth imports 5,000 notes with compaction at close, and a
-# sixth finds that close's checkpoint, replays nothing and looks a note up by its indexed body.
+# sixth finds that close's checkpoint, replays nothing, looks a note up by its indexed body and reads that index
+# in order as rows (`Snapshot.rows`), against its IDs read one object at a time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -104,6 +105,10 @@ if arguments.count > 3, arguments[3] == "next" {
     let snapshot = store.snapshot
     let found = snapshot.lookup(byBody, .string("one!")).flatMap { snapshot.object($0)?.string(body) }
     print("lookup body=\(found ?? "-") missing=\(snapshot.lookup(byBody, .string("none")) == nil)")
+    // The same index read as rows in index order, against its IDs read one object at a time.
+    let inOrder = snapshot.rows(byBody).map { $0.string(body) ?? "" }
+    let viaIDs = snapshot.scan(byBody).map { snapshot.object($0)?.string(body) ?? "" }
+    print("rows count=\(inOrder.count) same-as-scan=\(inOrder == viaIDs)")
     try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
     let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
@@ -179,4 +184,5 @@ expected=$'history sync insert - four\nhistory sync update one one!'
 # The fifth launch imported 5,000 notes with compaction at close: the sixth loads that checkpoint and replays nothing.
 echo "$sixth" | grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
 echo "$sixth" | grep -q '^lookup body=one! missing=true$' || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
+echo "$sixth" | grep -q '^rows count=5004 same-as-scan=true$' || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:)"; exit 1; }
 echo "outside app: ok"

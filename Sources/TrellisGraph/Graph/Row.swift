@@ -169,17 +169,10 @@ public struct IndexRowSequence: Sequence, Sendable {
             let serial = serials[position]
             position += 1
             let (l, r) = EntityTable.split(serial)
-            let leaf: Leaf?
-            // The tail's key is compared before the tail is read, as in `Snapshot.locate`.
-            if leaves.tail?.key == l {
-                leaf = leaves.tail!.value
-            } else if let root = leaves.root {
-                leaf = SerialTrie<Leaf>.item(forKey: l, root: root, height: leaves.height)
-            } else {
-                leaf = nil
-            }
             // An index holds live objects only, so `count` is exact and the standard library may rely on it.
-            guard let leaf, leaf.contains(r) else { preconditionFailure("an index entry without a live object") }
+            guard let leaf = leaves.value(forKey: l), leaf.contains(r) else {
+                preconditionFailure("an index entry without a live object")
+            }
             return Row(leaf: leaf, index: r, id: ObjectID(entity: entity, serial: serial))
         }
     }

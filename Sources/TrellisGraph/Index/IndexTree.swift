@@ -95,22 +95,24 @@ package enum IndexTree: Sendable {
     ) {
         guard limit > 0 else { return }
         var left = limit
+        /// Passes one serial on; false once `limit` have gone.
+        func take(_ serial: UInt64) -> Bool {
+            body(serial)
+            left -= 1
+            return left > 0
+        }
         switch self {
         case .scalar(let tree, let coding):
             guard let (lo, hi) = Self.scalarBounds(coding, lower, lowerInclusive, upper, upperInclusive) else {
                 return
             }
             tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
-                body(entry.serial)
-                left -= 1
-                return left > 0
+                take(entry.serial)
             }
         case .general(let tree):
             let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
             tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
-                body(entry.serial)
-                left -= 1
-                return left > 0
+                take(entry.serial)
             }
         }
     }

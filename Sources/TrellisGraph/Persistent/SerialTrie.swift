@@ -83,6 +83,7 @@ import TrellisCore
     /// The value for `key`, or `nil`.
     ///
     /// - Complexity: O(h), h ≤ 11.
+    @inline(__always)
     package func value(forKey key: UInt64) -> Value? {
         if let tail, tail.key == key { return tail.value }
         guard let root else { return nil }
