@@ -15,6 +15,11 @@ package enum RecordFrame {
     /// only when that saves at least 1/`largeSavingFraction` of their bytes.
     static let huffmanOnlyPayload = 64 << 10
 
+    /// Where a record a save waits for (`.perCommit` durability) counts as large, with the rules above: level 1 takes
+    /// longer to deflate such a record on the flusher than writing and syncing the bytes it saves (see
+    /// journal-format.md).
+    static let durableLargePayload = 16 << 10
+
     /// A large payload is stored deflated only when deflate at least halves it. A large record is on its commit's
     /// path, and Huffman coding costs it more time than writing and syncing the bytes it saves; compaction compresses
     /// everything anyway.
@@ -47,13 +52,14 @@ package enum RecordFrame {
     /// frame first. A watermark is written only in the layout of version 6 and later (older frames have no room).
     static func frameParts(
         type: RecordType, payload: [UInt8], sequence: UInt64, time: Int64, salt: UInt64, compressionLevel: Int32?,
-        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version, flags: UInt16 = 0
+        watermark: UInt64 = 0, version: UInt16 = JournalFormat.version, flags: UInt16 = 0,
+        largeFrom: Int = huffmanOnlyPayload
     ) -> (header: [UInt8], stored: [UInt8], padding: Int) {
         let headerSize = FrameHeader.size(version: version)
         var stored = payload
         var codec = RecordCodec.none
         if let level = compressionLevel, payload.count >= minimumCompressedPayload,
-            let packed = deflated(payload, level: level)
+            let packed = deflated(payload, level: level, largeFrom: largeFrom)
         {
             stored = packed
             codec = .zlib
@@ -121,7 +127,7 @@ package enum RecordFrame {
     /// version 10 takes one frame whatever the size (its writer rotates before a record that needs more).
     static func forEachFrame(
         type: RecordType, pieces: [[UInt8]], fragmentBytes: Int, sequence: UInt64, time: Int64, salt: UInt64,
-        compressionLevel: Int32?, watermark: UInt64, version: UInt16,
+        compressionLevel: Int32?, watermark: UInt64, version: UInt16, largeFrom: Int = huffmanOnlyPayload,
         _ body: (_ header: [UInt8], _ stored: [UInt8], _ padding: Int) throws -> Void
     ) rethrows {
         let total = pieces.reduce(0) { $0 + $1.count }
@@ -133,7 +139,8 @@ package enum RecordFrame {
             if k < plan.count - 1 { flags |= FrameHeader.moreFragments }
             let parts = frameParts(
                 type: type, payload: fragmentPayload(pieces, parts), sequence: sequence, time: time, salt: salt,
-                compressionLevel: compressionLevel, watermark: watermark, version: version, flags: flags)
+                compressionLevel: compressionLevel, watermark: watermark, version: version, flags: flags,
+                largeFrom: largeFrom)
             try body(parts.header, parts.stored, parts.padding)
         }
     }
@@ -161,10 +168,10 @@ package enum RecordFrame {
     }
 
     /// The payload deflated, or nil when that would not save enough: any saving for a small payload; for a large one
-    /// (`huffmanOnlyPayload` and more, deflated with Huffman codes only) at least 1/`largeSavingFraction`, judged
+    /// (`largeFrom` bytes and more, deflated with Huffman codes only) at least 1/`largeSavingFraction`, judged
     /// first by counting bytes (`Zlib.huffmanBytesAtLeast`), and for a payload of more than two samples by a sample.
-    static func deflated(_ payload: [UInt8], level: Int32) -> [UInt8]? {
-        guard payload.count >= huffmanOnlyPayload else { return Zlib.compress(payload, level: level) }
+    static func deflated(_ payload: [UInt8], level: Int32, largeFrom: Int = huffmanOnlyPayload) -> [UInt8]? {
+        guard payload.count >= largeFrom else { return Zlib.compress(payload, level: level) }
         func limit(_ n: Int) -> Int { n - n / largeSavingFraction }
         if payload.count > 2 * sampleBytes {
             let piece = sampleBytes / 4

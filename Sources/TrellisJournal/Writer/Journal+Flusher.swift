@@ -173,6 +173,9 @@ extension Journal {
         var batch: [UInt8] = []
         var at = segment.end
         let level = Int32(options.compressionLevel)
+        // A save waits for this record only with per-commit durability.
+        let largeFrom =
+            options.durability == .perCommit ? RecordFrame.durableLargePayload : RecordFrame.huffmanOnlyPayload
         let midRecord = CrashPoints.isArmed("mid-record")
         func writeBatch() throws {
             guard !batch.isEmpty else { return }
@@ -197,7 +200,7 @@ extension Journal {
             try RecordFrame.forEachFrame(
                 type: .changeSet, pieces: entry.payload(for: segment.version), fragmentBytes: options.fragmentBytes,
                 sequence: entry.sequence, time: entry.time, salt: segment.salt, compressionLevel: level,
-                watermark: watermark, version: segment.version
+                watermark: watermark, version: segment.version, largeFrom: largeFrom
             ) { header, stored, padding in
                 if inParts {
                     if CrashPoints.isArmed("mid-fragment") {

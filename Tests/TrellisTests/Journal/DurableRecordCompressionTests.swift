@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TrellisTestSupport
+
+@testable import TrellisCore
+@testable import TrellisJournal
+@testable import TrellisStore
+
+/// A record a save waits for (`.perCommit`) counts as large from `RecordFrame.durableLargePayload` (16 KiB), not 64
+/// KiB: from there it is stored deflated only when Huffman coding halves it. The same record in a store whose saves do
+/// not wait is deflated at level 1 as before, and every form reads back.
+@Suite struct DurableRecordCompressionTests {
+    static let schema = try! Schema([EntityDescription("Page", attributes: [.init("text", .string)])])
+
+    /// `pages` texts of 1,000 characters: random letters and digits (deflate saves about a quarter, Huffman coding
+    /// cannot halve them), or one letter repeated (both halve them many times over).
+    static func texts(_ pages: Int, repetitive: Bool, seed: UInt64) -> [String] {
+        var random = SeededRandom(seed: seed)
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return (0..<pages).map { _ in
+            if repetitive { return String(repeating: "x", count: 1_000) }
+            return String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+        }
+    }
+
+    /// Commits the texts in one save, then reads the journal's one record and reopens the store: returns whether the
+    /// record is stored deflated, its stored and payload bytes, and whether the reopened store holds every text.
+    static func commitAndRead(
+        _ texts: [String], durability: StoreOptions.Durability
+    ) throws -> (compressed: Bool, stored: Int, payload: Int, readBack: Bool) {
+        let disk = SimulatedFileLayer()
+        let store = try disk.open(schema, disk.options(durability))
+        try store.write { tx in
+            for text in texts { try tx.insert("Page", ["text": .string(text)]) }
+        }
+        try store.close()
+        var records: [JournalRecord] = []
+        let problems = try JournalReader(path: SimulatedFileLayer.storePath, layer: disk).forEachRecord {
+            records.append($0)
+        }
+        #expect(problems.isEmpty && records.count == 1, "\(problems), \(records.count) records")
+        let reopened = try disk.open(schema, disk.options(durability))
+        defer { try? reopened.close() }
+        let text = try schema.attribute("Page", "text")
+        let stored = reopened.snapshot.rows(entity: try schema.entity("Page")).compactMap { $0.string(text) }
+        guard let record = records.first else { return (false, 0, 0, false) }
+        return (record.isCompressed, record.storedBytes, record.uncompressedBytes, stored.sorted() == texts.sorted())
+    }
+
+    @Test func aDurableRecordFromSixteenKiBIsStoredAsItIsWhenHuffmanCodingCannotHalveIt() throws {
+        let texts = Self.texts(20, repetitive: false, seed: 1)
+        let durable = try Self.commitAndRead(texts, durability: .perCommit)
+        #expect(durable.payload >= RecordFrame.durableLargePayload && durable.payload < RecordFrame.huffmanOnlyPayload)
+        #expect(!durable.compressed && durable.stored == durable.payload && durable.readBack, "\(durable)")
+        // Saves that do not wait: the same record deflated at level 1, about three quarters of its bytes.
+        for durability in [StoreOptions.Durability.interval(1), .none] {
+            let relaxed = try Self.commitAndRead(texts, durability: durability)
+            #expect(relaxed.payload == durable.payload)
+            #expect(
+                relaxed.compressed && relaxed.stored < relaxed.payload * 4 / 5 && relaxed.readBack,
+                "\(durability): \(relaxed)")
+        }
+    }
+
+    @Test func aDurableRecordThatHuffmanCodingHalvesIsStoredDeflated() throws {
+        let durable = try Self.commitAndRead(Self.texts(20, repetitive: true, seed: 2), durability: .perCommit)
+        #expect(durable.payload >= RecordFrame.durableLargePayload)
+        #expect(durable.compressed && durable.stored * 2 <= durable.payload && durable.readBack, "\(durable)")
+    }
+
+    @Test func aDurableRecordBelowSixteenKiBIsDeflatedAtLevelOneAsBefore() throws {
+        let durable = try Self.commitAndRead(Self.texts(8, repetitive: false, seed: 3), durability: .perCommit)
+        #expect(durable.payload < RecordFrame.durableLargePayload)
+        #expect(durable.compressed && durable.stored < durable.payload * 4 / 5 && durable.readBack, "\(durable)")
+    }
+
+    /// The rule itself, on one payload: below `largeFrom` any saving is kept; from it, only halving.
+    @Test func theLargeRuleStartsWhereTheCallerSays() throws {
+        let payload = Array(Self.texts(20, repetitive: false, seed: 4).joined().utf8)
+        #expect(RecordFrame.deflated(payload, level: 1) != nil)
+        #expect(RecordFrame.deflated(payload, level: 1, largeFrom: payload.count + 1) != nil)
+        #expect(RecordFrame.deflated(payload, level: 1, largeFrom: payload.count) == nil)
+        let repetitive = Array(Self.texts(20, repetitive: true, seed: 5).joined().utf8)
+        let packed = try #require(RecordFrame.deflated(repetitive, level: 1, largeFrom: 16 << 10))
+        #expect(packed.count * 2 <= repetitive.count)
+        #expect(Zlib.decompress(packed[...], count: repetitive.count) == repetitive)
+    }
+}
