@@ -107,7 +107,10 @@ public struct StoreOptions: Sendable {
     /// A segment is closed and a new one started once it grows past this size.
     public var segmentBytes: Int
     /// zlib level for journal records (1: fastest, 9: smallest). Records are written on the commit path, so the
-    /// default favours speed; checkpoints, written in the background, use 6.
+    /// default favours speed; checkpoints, written in the background, use 6. At level 1 with `.perCommit` durability,
+    /// a record of 16 KiB or more is stored deflated only when Huffman coding halves it (64 KiB or more at other levels
+    /// and durabilities): the save waits for it, and deflating it takes longer than writing the bytes it would save.
+    /// Choose 2 or more to keep such records deflated at the cost of that time.
     public var compressionLevel: Int
     /// Where a writable open backs up the bytes it drops from the end of the last segment (a torn tail, or an
     /// unacknowledged hole under `.pointInTime`) before it truncates them: nil (the default) is the store's own

@@ -15,9 +15,9 @@ package enum RecordFrame {
     /// only when that saves at least 1/`largeSavingFraction` of their bytes.
     static let huffmanOnlyPayload = 64 << 10
 
-    /// Where a record a save waits for (`.perCommit` durability) counts as large, with the rules above: level 1 takes
-    /// longer to deflate such a record on the flusher than writing and syncing the bytes it saves (see
-    /// journal-format.md).
+    /// Where a record a save waits for (`.perCommit` durability, at the default level 1) counts as large, with the
+    /// rules above: level 1 takes longer to deflate such a record on the flusher than writing and syncing the bytes it
+    /// saves (see journal-format.md).
     static let durableLargePayload = 16 << 10
 
     /// A large payload is stored deflated only when deflate at least halves it. A large record is on its commit's

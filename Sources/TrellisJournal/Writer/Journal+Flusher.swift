@@ -173,9 +173,10 @@ extension Journal {
         var batch: [UInt8] = []
         var at = segment.end
         let level = Int32(options.compressionLevel)
-        // A save waits for this record only with per-commit durability.
+        // With per-commit durability a save waits for its record here; a level above 1 asks for bytes over latency.
         let largeFrom =
-            options.durability == .perCommit ? RecordFrame.durableLargePayload : RecordFrame.huffmanOnlyPayload
+            options.durability == .perCommit && level <= 1
+            ? RecordFrame.durableLargePayload : RecordFrame.huffmanOnlyPayload
         let midRecord = CrashPoints.isArmed("mid-record")
         func writeBatch() throws {
             guard !batch.isEmpty else { return }

@@ -6,9 +6,10 @@ import TrellisTestSupport
 @testable import TrellisJournal
 @testable import TrellisStore
 
-/// A record a save waits for (`.perCommit`) counts as large from `RecordFrame.durableLargePayload` (16 KiB), not 64
-/// KiB: from there it is stored deflated only when Huffman coding halves it. The same record in a store whose saves do
-/// not wait is deflated at level 1 as before, and every form reads back.
+/// A record a save waits for (`.perCommit`, at the default level 1) counts as large from
+/// `RecordFrame.durableLargePayload` (16 KiB), not 64 KiB: from there it is stored deflated only when Huffman coding
+/// halves it. The same record in a store whose saves do not wait, or at a level above 1, is deflated at that level as
+/// before, and every form reads back.
 @Suite struct DurableRecordCompressionTests {
     static let schema = try! Schema([EntityDescription("Page", attributes: [.init("text", .string)])])
 
@@ -16,20 +17,25 @@ import TrellisTestSupport
     /// cannot halve them), or one letter repeated (both halve them many times over).
     static func texts(_ pages: Int, repetitive: Bool, seed: UInt64) -> [String] {
         var random = SeededRandom(seed: seed)
-        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return (0..<pages).map { _ in
-            if repetitive { return String(repeating: "x", count: 1_000) }
-            return String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+            repetitive ? String(repeating: "x", count: 1_000) : randomText(&random)
         }
+    }
+
+    static func randomText(_ random: inout SeededRandom) -> String {
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
     }
 
     /// Commits the texts in one save, then reads the journal's one record and reopens the store: returns whether the
     /// record is stored deflated, its stored and payload bytes, and whether the reopened store holds every text.
     static func commitAndRead(
-        _ texts: [String], durability: StoreOptions.Durability
+        _ texts: [String], durability: StoreOptions.Durability, level: Int = 1
     ) throws -> (compressed: Bool, stored: Int, payload: Int, readBack: Bool) {
         let disk = SimulatedFileLayer()
-        let store = try disk.open(schema, disk.options(durability))
+        var options = disk.options(durability)
+        options.compressionLevel = level
+        let store = try disk.open(schema, options)
         try store.write { tx in
             for text in texts { try tx.insert("Page", ["text": .string(text)]) }
         }
@@ -39,7 +45,7 @@ import TrellisTestSupport
             records.append($0)
         }
         #expect(problems.isEmpty && records.count == 1, "\(problems), \(records.count) records")
-        let reopened = try disk.open(schema, disk.options(durability))
+        let reopened = try disk.open(schema, options)
         defer { try? reopened.close() }
         let text = try schema.attribute("Page", "text")
         let stored = reopened.snapshot.rows(entity: try schema.entity("Page")).compactMap { $0.string(text) }
@@ -66,6 +72,8 @@ import TrellisTestSupport
         let durable = try Self.commitAndRead(Self.texts(20, repetitive: true, seed: 2), durability: .perCommit)
         #expect(durable.payload >= RecordFrame.durableLargePayload)
         #expect(durable.compressed && durable.stored * 2 <= durable.payload && durable.readBack, "\(durable)")
+        // Huffman coding alone, as the rule deflates: never better than 8:1 (level 1 makes about 200:1 of this).
+        #expect(durable.stored * 8 >= durable.payload, "\(durable)")
     }
 
     @Test func aDurableRecordBelowSixteenKiBIsDeflatedAtLevelOneAsBefore() throws {
@@ -82,7 +90,24 @@ import TrellisTestSupport
         #expect(RecordFrame.deflated(payload, level: 1, largeFrom: payload.count) == nil)
         let repetitive = Array(Self.texts(20, repetitive: true, seed: 5).joined().utf8)
         let packed = try #require(RecordFrame.deflated(repetitive, level: 1, largeFrom: 16 << 10))
-        #expect(packed.count * 2 <= repetitive.count)
+        #expect(packed.count * 2 <= repetitive.count && packed.count * 8 >= repetitive.count)
         #expect(Zlib.decompress(packed[...], count: repetitive.count) == repetitive)
+    }
+
+    /// The price of the rule, and the way out: one long text repeated in many objects halves only through repeated
+    /// strings, which Huffman coding does not see, so at level 1 the durable record is stored as it is; a store that
+    /// asks for level 6 keeps deflating its durable records and stores it in a small fraction.
+    @Test func aLevelAboveOneKeepsDurableRecordsDeflated() throws {
+        var random = SeededRandom(seed: 6)
+        let text = Self.randomText(&random)
+        let texts = Array(repeating: text, count: 20)
+        let levelOne = try Self.commitAndRead(texts, durability: .perCommit)
+        #expect(!levelOne.compressed && levelOne.stored == levelOne.payload && levelOne.readBack, "\(levelOne)")
+        let levelSix = try Self.commitAndRead(texts, durability: .perCommit, level: 6)
+        #expect(levelSix.compressed && levelSix.stored * 10 < levelSix.payload && levelSix.readBack, "\(levelSix)")
+        // Random letters at level 6: deflated, as any record under 64 KiB at that level.
+        let random20 = try Self.commitAndRead(
+            Self.texts(20, repetitive: false, seed: 7), durability: .perCommit, level: 6)
+        #expect(random20.compressed && random20.stored < random20.payload * 4 / 5, "\(random20)")
     }
 }
