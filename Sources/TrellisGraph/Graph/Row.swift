@@ -10,30 +10,43 @@ import TrellisCore
 /// Reads take keys of the row's own entity and do not check it (that would cost every read): a key of another entity
 /// reads another column or traps.
 public struct Row: Sendable {
-    @usableFromInline let leaf: Leaf
-    @usableFromInline let index: Int
+    // The leaf's two arrays and the ID: four words, so a row is returned in registers. A row of six (the whole leaf,
+    // its index and the ID) was returned through memory, where the caller dropped each array through its type's value
+    // witnesses.
+    @usableFromInline let columns: [Column]
+    @usableFromInline let links: [LinkColumn]
     /// The object's ID.
     public let id: ObjectID
 
+    /// The row's index in its leaf: the low bits of its serial.
+    @inlinable var index: Int { Int(truncatingIfNeeded: id.serial) & (Leaf.width - 1) }
+
     @inlinable init(leaf: Leaf, index: Int, id: ObjectID) {
-        self.leaf = leaf
-        self.index = index
+        columns = leaf.columns
+        links = leaf.links
+        self.id = id
+        assert(index == self.index, "a row's index is its serial's low bits")
+    }
+
+    @inlinable init(columns: [Column], links: [LinkColumn], id: ObjectID) {
+        self.columns = columns
+        self.links = links
         self.id = id
     }
 
     /// The value of an attribute of this object's entity.
     /// - Complexity: O(1).
-    public func value(_ attribute: AttributeKey) -> Value { leaf.columns[attribute.index].value(index) }
-    package func value(at attribute: Int) -> Value { leaf.columns[attribute].value(index) }
+    public func value(_ attribute: AttributeKey) -> Value { columns[attribute.index].value(index) }
+    package func value(at attribute: Int) -> Value { columns[attribute].value(index) }
 
     /// Calls `body` with the attribute's column, in place, and this row's index in it, when the column is of `kind`
     /// and the row's value is not null. The typed reads are inlined into the caller's loop through it: binding
-    /// `leaf.columns[i]` to a local would copy the column and retain its four arrays on every read.
+    /// `columns[i]` to a local would copy the column and retain its four arrays on every read.
     @inlinable @inline(__always)
     func read<R>(_ attribute: AttributeKey, _ kind: Column.Kind, _ body: (UnsafePointer<Column>, Int) -> R) -> R? {
         let i = attribute.index
         let r = index
-        return leaf.columns.withUnsafeBufferPointer { columns in
+        return columns.withUnsafeBufferPointer { columns in
             precondition(UInt(bitPattern: i) < UInt(columns.count), "an attribute of another entity")
             let column = columns.baseAddress! + i
             guard column.pointee.kind == kind, column.pointee.nulls & (1 << UInt64(r)) == 0 else { return nil }
@@ -61,13 +74,25 @@ public struct Row: Sendable {
 
     /// A string attribute's value, read in place; nil when null or not a string attribute.
     /// - Complexity: O(1) plus the string's copy.
-    public func string(_ attribute: AttributeKey) -> String? {
-        // Not through `read`: its closure, here not inlined, cost a call a read.
+    @inlinable @inline(__always) public func string(_ attribute: AttributeKey) -> String? {
+        // The bytes go to the stack inside the arrays' closure and the string is made after it, so no array is held
+        // across the string's initializer (an opaque call) and the caller's loop retains nothing for it.
         let i = attribute.index
-        precondition(UInt(bitPattern: i) < UInt(leaf.columns.count), "an attribute of another entity")
-        return leaf.columns.withUnsafeBufferPointer { columns in
-            guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(index)) == 0 else { return nil }
-            return PackedStrings.string(at: (columns.baseAddress! + i).pointer(to: \.strings)!, index)
+        let r = index
+        var copy: PackedStrings.StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
+        var long: String?
+        let count = columns.withUnsafeBufferPointer { columns -> Int in
+            precondition(UInt(bitPattern: i) < UInt(columns.count), "an attribute of another entity")
+            guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(r)) == 0 else { return -2 }
+            let strings = (columns.baseAddress! + i).pointer(to: \.strings)!
+            let count = PackedStrings.copy(at: strings, r, into: &copy)
+            if count < 0 { long = strings.pointee.string(r) }
+            return count
+        }
+        if count == -2 { return nil }
+        if count < 0 { return long }
+        return withUnsafeBytes(of: copy) { all in
+            String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
         }
     }
 
@@ -79,12 +104,14 @@ public struct Row: Sendable {
 
     /// All attribute values, in schema order.
     /// - Complexity: O(a) for a attributes.
-    public var values: [Value] { leaf.columns.map { $0.value(index) } }
+    public var values: [Value] { columns.map { $0.value(index) } }
 
     /// The serial numbers of a relationship's targets, in ascending order (the targets' entity is the relationship's
     /// target entity).
     /// - Complexity: O(k) for k targets.
-    public func targetSerials(_ relationship: RelationshipKey) -> [UInt64] { leaf.targets(index, relationship.index) }
+    public func targetSerials(_ relationship: RelationshipKey) -> [UInt64] {
+        Leaf.targets(in: links, index, relationship.index)
+    }
 }
 
 /// The live objects of one entity in ascending serial order, walking leaves directly.
@@ -101,7 +128,10 @@ public struct RowSequence: Sequence, Sendable {
     public struct Iterator: IteratorProtocol {
         @usableFromInline var leafIterator: SerialTrie<Leaf>.Iterator
         @usableFromInline let entity: UInt32
-        @usableFromInline var current: (key: UInt64, value: Leaf)?
+        // The current leaf's key and the two arrays a row takes.
+        @usableFromInline var key: UInt64 = 0
+        @usableFromInline var columns: [Column] = []
+        @usableFromInline var links: [LinkColumn] = []
         @usableFromInline var remaining: UInt64 = 0
 
         @usableFromInline init(leafIterator: SerialTrie<Leaf>.Iterator, entity: UInt32) {
@@ -112,14 +142,16 @@ public struct RowSequence: Sequence, Sendable {
         /// The next live object, or nil at the end.
         @inlinable public mutating func next() -> Row? {
             while true {
-                if remaining != 0, let (key, leaf) = current {
+                if remaining != 0 {
                     let r = remaining.trailingZeroBitCount
                     remaining &= remaining - 1
                     let serial = key << Leaf.shift | UInt64(r)
-                    return Row(leaf: leaf, index: r, id: ObjectID(entity: entity, serial: serial))
+                    return Row(columns: columns, links: links, id: ObjectID(entity: entity, serial: serial))
                 }
                 guard let next = nextLeaf() else { return nil }
-                current = next
+                key = next.key
+                columns = next.value.columns
+                links = next.value.links
                 remaining = next.value.present
             }
         }

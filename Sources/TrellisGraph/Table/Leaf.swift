@@ -62,7 +62,10 @@ import TrellisCore
         }
     }
 
-    func targets(_ row: Int, _ relationship: Int) -> [UInt64] {
+    func targets(_ row: Int, _ relationship: Int) -> [UInt64] { Self.targets(in: links, row, relationship) }
+
+    /// `targets(_:_:)` of a leaf whose link columns are `links`.
+    static func targets(in links: [LinkColumn], _ row: Int, _ relationship: Int) -> [UInt64] {
         let link = links[relationship]
         if link.isOrdered { return link.ordered[row].serials }
         if link.isToMany {

@@ -40,13 +40,13 @@ import TrellisCore
         }
     }
 
-    /// Row `row`'s string, read through a pointer to the column's storage. Reading it from the leaf's buffer, the
-    /// compiler kept both arrays retained across the string initializer (an opaque call), four atomic operations per
-    /// read; here the bytes go to the stack first and the string is made from there once the arrays are done with.
+    /// Copies row `row`'s bytes, read through a pointer to the column's storage, into `copy` and returns their count,
+    /// or -1 when they do not fit (then read them with `string(_:)`). `Row.string` makes the string from the copy once
+    /// the leaf's arrays are done with: made from the leaf's buffer, the compiler kept both arrays retained across the
+    /// string initializer (an opaque call), four atomic operations per read.
     @inlinable @inline(__always)
-    static func string(at strings: UnsafePointer<PackedStrings>, _ row: Int) -> String {
-        var copy: StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
-        let count = withUnsafeMutableBytes(of: &copy) { buffer -> Int in
+    static func copy(at strings: UnsafePointer<PackedStrings>, _ row: Int, into copy: inout StackBytes) -> Int {
+        withUnsafeMutableBytes(of: &copy) { buffer -> Int in
             let ends = strings.pointer(to: \.ends)!
             let bytes = strings.pointer(to: \.bytes)!
             let range = Self.span(ends, row)
@@ -55,10 +55,6 @@ import TrellisCore
                 for k in 0..<range.count { buffer[k] = source[range.lowerBound &+ k] }
             }
             return range.count
-        }
-        if count < 0 { return strings.pointee.string(row) }
-        return withUnsafeBytes(of: copy) { all -> String in
-            String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
         }
     }
 
