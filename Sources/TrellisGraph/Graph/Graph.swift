@@ -67,8 +67,8 @@ public struct Snapshot: Sendable {
     /// ```
     /// - Complexity: O(log n) for the lookup; each read of the row is O(1).
     public func object(_ id: ObjectID) -> Row? {
-        guard let (leaf, r) = locate(id) else { return nil }
-        return Row(leaf: leaf, index: r, id: id)
+        guard let (leaf, _) = locate(id) else { return nil }
+        return Row(leaf: leaf, id: id)
     }
 
     /// The leaf that holds a live object and its row in it, or nil.

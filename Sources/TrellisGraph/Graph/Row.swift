@@ -21,12 +21,7 @@ public struct Row: Sendable {
     /// The row's index in its leaf: the low bits of its serial.
     @inlinable var index: Int { Int(truncatingIfNeeded: id.serial) & (Leaf.width - 1) }
 
-    @inlinable init(leaf: Leaf, index: Int, id: ObjectID) {
-        columns = leaf.columns
-        links = leaf.links
-        self.id = id
-        assert(index == self.index, "a row's index is its serial's low bits")
-    }
+    @inlinable init(leaf: Leaf, id: ObjectID) { self.init(columns: leaf.columns, links: leaf.links, id: id) }
 
     @inlinable init(columns: [Column], links: [LinkColumn], id: ObjectID) {
         self.columns = columns
@@ -205,7 +200,7 @@ public struct IndexRowSequence: Sequence, Sendable {
             guard let leaf = leaves.value(forKey: l), leaf.contains(r) else {
                 preconditionFailure("an index entry without a live object")
             }
-            return Row(leaf: leaf, index: r, id: ObjectID(entity: entity, serial: serial))
+            return Row(leaf: leaf, id: ObjectID(entity: entity, serial: serial))
         }
     }
 
