@@ -69,6 +69,9 @@ extension Graph {
             return IndexRowSequence(entity: index.entity, serials: [], leaves: SerialTrie())
         }
         var serials: [UInt64] = []
+        // The tree counts a range in O(log n): one allocation instead of one each time the array doubles.
+        serials.reserveCapacity(
+            Swift.min(limit, tree.count(from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive)))
         tree.forEachSerial(
             from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
             limit: limit

@@ -206,4 +206,76 @@ public struct IndexRowSequence: Sequence, Sendable {
 
     /// An iterator from the first selected object.
     public func makeIterator() -> Iterator { Iterator(entity: entity, serials: serials, leaves: leaves) }
+
+    /// Calls `body` with each selected row in index order, as `for row in rows` does, with the rows lent rather than
+    /// made: a row the iterator returns holds its leaf's arrays (two retains and two releases, atomic, on memory the
+    /// index order visits at random), while the row `body` gets is read where its leaf is. A copy `body` keeps is an
+    /// ordinary row.
+    ///
+    /// ```swift
+    /// snapshot.rows(byScore, from: [.double(10)], to: [.double(20)], inclusive: false).forEach { row in
+    ///     total += row.double(score) ?? 0
+    /// }
+    /// ```
+    /// - Complexity: O(k) for k rows, each a few node hops.
+    public func forEach(_ body: (Row) throws -> Void) rethrows {
+        guard let root = leaves.root else {
+            for row in self { try body(row) }
+            return
+        }
+        let tailKey = leaves.tail?.key
+        let height = leaves.height
+        try withExtendedLifetime(root) {
+            try withUnsafeTemporaryAllocation(of: Row.self, capacity: 1) { slot in
+                let lent = slot.baseAddress!
+                for serial in serials {
+                    let (l, r) = EntityTable.split(serial)
+                    let id = ObjectID(entity: entity, serial: serial)
+                    if l == tailKey, let tail = leaves.tail?.value, tail.contains(r) {
+                        try body(Row(leaf: tail, id: id))
+                        continue
+                    }
+                    guard let leaf = SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: height),
+                        leaf.pointee.contains(r)
+                    else { preconditionFailure("an index entry without a live object") }
+                    try Row.withLent(leaf, id, in: lent, body)
+                }
+            }
+        }
+    }
+}
+
+extension Row {
+    /// Calls `body` with a row of the leaf at `leaf` whose arrays are lent, not retained: the row is written into
+    /// `slot` (see `lend`), moved out of it for `body` and back in after, so the compiler neither retains it to pass it
+    /// nor releases it after. `slot` is never deinitialized. A copy `body` makes retains as any copy does.
+    @inline(__always)
+    static func withLent(
+        _ leaf: UnsafePointer<Leaf>, _ id: ObjectID, in slot: UnsafeMutablePointer<Row>, _ body: (Row) throws -> Void
+    ) rethrows {
+        lend(leaf, id, into: slot)
+        let row = slot.move()
+        do {
+            try body(row)
+            slot.initialize(to: row)
+        } catch {
+            slot.initialize(to: row)
+            throw error
+        }
+    }
+
+    /// Writes into `slot` a row of the leaf at `leaf` that holds the leaf's arrays without retaining them, so the
+    /// slot must never be deinitialized and must not be read once the leaf may be gone.
+    @inline(__always)
+    static func lend(_ leaf: UnsafePointer<Leaf>, _ id: ObjectID, into slot: UnsafeMutablePointer<Row>) {
+        let from = UnsafeRawPointer(leaf)
+        let to = UnsafeMutableRawPointer(slot)
+        to.storeBytes(
+            of: from.load(fromByteOffset: MemoryLayout<Leaf>.offset(of: \.columns)!, as: UInt.self),
+            toByteOffset: MemoryLayout<Row>.offset(of: \.columns)!, as: UInt.self)
+        to.storeBytes(
+            of: from.load(fromByteOffset: MemoryLayout<Leaf>.offset(of: \.links)!, as: UInt.self),
+            toByteOffset: MemoryLayout<Row>.offset(of: \.links)!, as: UInt.self)
+        to.storeBytes(of: id, toByteOffset: MemoryLayout<Row>.offset(of: \.id)!, as: ObjectID.self)
+    }
 }

@@ -120,6 +120,45 @@ import TrellisCore
         }
     }
 
+    /// The address of the value for `key` among the nodes under `root` (a trie's tail aside), in its node, or nil:
+    /// `item(forKey:root:height:)` without copying the value (a copy retains every reference it holds).
+    ///
+    /// The address is valid while `root` lives and no node under it changes: the caller keeps `root` alive (with
+    /// `withExtendedLifetime`) and holds a trie value whose nodes are shared or not written during the use. It is
+    /// taken out of the node's array, whose storage the node owns and never moves unless written. A closure given the
+    /// address inside the array's own `withUnsafeBufferPointer` instead had the array's storage retained and released
+    /// around every call.
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    @inline(__always)
+    static func itemAddress(forKey key: UInt64, root: Node, height: Int) -> UnsafePointer<Value>? {
+        guard Self.storesItems, Self.fits(key, height: height) else { return nil }
+        return withExtendedLifetime(root) {
+            var node = Unmanaged.passUnretained(root)
+            var level = height
+            while true {
+                let index = Node.index(of: key, level: level)
+                let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
+                    guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
+                    if level == 0 { return (true, nil) }
+                    let position = n.position(ofSlot: index)
+                    return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
+                }
+                guard step.found else { return nil }
+                guard let next = step.next else {
+                    return node._withUnsafeGuaranteedRef { n in
+                        n.items.withUnsafeBufferPointer { $0.baseAddress! + n.position(ofSlot: index) }
+                    }
+                }
+                node = next
+                level -= 1
+            }
+        }
+    }
+
+    /// Whether values take storage in the nodes (see `SerialTrieNode.storesItems`).
+    static var storesItems: Bool { Node.storesItems }
+
     /// Whether `key` is present; unlike `value(forKey:) != nil` it also works when `Value` is itself optional.
     ///
     /// - Complexity: O(h), h ≤ 11.

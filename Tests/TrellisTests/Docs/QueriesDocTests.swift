@@ -107,6 +107,13 @@ import Trellis
         }
 
         #expect(titles == (24..<192).map { "chore \($0)" })
+
+        var week: [String] = []
+        snapshot.rows(due, from: [.date(monday)], inclusive: true, to: [.date(nextMonday)], inclusive: false).forEach { row in
+            week.append(row.string(title) ?? "")
+        }
+
+        #expect(week == titles)
         let latest = snapshot.rows(due, reverse: true, limit: 3).map { $0.string(title) ?? "" }
         #expect(latest == ["chore 199", "chore 198", "chore 197"])
     }

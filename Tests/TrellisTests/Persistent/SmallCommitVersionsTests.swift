@@ -165,6 +165,15 @@ import Testing
                 try #require(row.int(code) == plain.code && row.double(score) == plain.score)
                 try #require(row.string(name) == plain.name)
             }
+            // The same rows lent by `forEach`, in the same order, reading the same values.
+            var lent: [ObjectID] = []
+            try rows.forEach { row in
+                let plain = model[row.id]!
+                try #require(row.int(code) == plain.code && row.double(score) == plain.score)
+                try #require(row.string(name) == plain.name)
+                lent.append(row.id)
+            }
+            try #require(lent == rows.map(\.id), "forEach \(low)..<\(high)")
         }
     }
 }

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisStore
+
+/// The runtime's strong retain count of a heap object (an array's buffer here), to check that lent rows leave every
+/// count as they found it.
+@_silgen_name("swift_retainCount")
+private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
+
+/// `IndexRowSequence.forEach` lends each row from its leaf instead of making it (issue 21): the same rows as
+/// `for row in rows`, in the same order; a row the closure keeps is an ordinary row that outlives the snapshot; an
+/// error from the closure ends the walk; and no retain count is left changed, whatever the closure does.
+@Suite struct IndexRowLendingTests {
+    static let schema = try! Schema([
+        EntityDescription(
+            "Item",
+            attributes: [
+                AttributeDescription("code", .int64), AttributeDescription("score", .double),
+                AttributeDescription("name", .string),
+            ],
+            relationships: [RelationshipDescription("folder", to: "Folder", inverse: "items")],
+            indexes: [.unique("code"), .on("score")]),
+        EntityDescription(
+            "Folder", attributes: [AttributeDescription("name", .string)],
+            relationships: [RelationshipDescription("items", to: "Item", inverse: "folder", toMany: true)]),
+    ])
+
+    struct Stop: Error, Equatable { var at: Int64 }
+
+    /// 1,000 items in one commit (full leaves in the trie's nodes), then 30 more one at a time (the trie's tail leaf),
+    /// with scores that put both kinds side by side in index order; every third item is in a folder.
+    static func store() throws -> Store {
+        let store = Store(schema: schema)
+        var tx = store.transaction()
+        try tx.insert("Folder", ["name": .string("inbox")])
+        for i in 0..<1_000 { try insert(&tx, i) }
+        try store.commit(tx)
+        for i in 1_000..<1_030 {
+            var one = store.transaction()
+            try insert(&one, i)
+            try store.commit(one)
+        }
+        return store
+    }
+
+    static func insert(_ tx: inout Transaction, _ i: Int) throws {
+        let score = Double((i * 7_919) % 1_030) / 10
+        let item = try tx.insert(
+            "Item", ["code": .int(Int64(i)), "score": .double(score), "name": .string("item \(i)")])
+        if i % 3 == 0 { try tx.link(item, "folder", ObjectID(entity: 1, serial: 1)) }
+    }
+
+    /// What a row reads: its ID and its three values.
+    struct Read: Equatable {
+        var id: ObjectID
+        var code: Int64?
+        var score: Double?
+        var name: String?
+    }
+
+    static func read(_ row: Row) throws -> Read {
+        Read(
+            id: row.id, code: row.int(try schema.attribute("Item", "code")),
+            score: row.double(try schema.attribute("Item", "score")),
+            name: row.string(try schema.attribute("Item", "name")))
+    }
+
+    @Test func forEachReadsTheRowsTheIteratorReadsInTheSameOrder() throws {
+        let snapshot = try Self.store().snapshot
+        let byScore = try Self.schema.index("Item", ["score"])
+        let tailLeaf = snapshot.tables[0].leaves.tail?.key
+        var sawTail = false
+        var sawNodes = false
+        for (low, high, reverse, limit) in [
+            (0.0, 200.0, false, Int.max), (10.0, 20.5, true, Int.max), (50.0, 90.0, false, 17),
+            (100.0, 200.0, false, 5),
+        ] {
+            let rows = snapshot.rows(
+                byScore, from: [.double(low)], inclusive: true, to: [.double(high)], inclusive: false,
+                reverse: reverse, limit: limit)
+            var iterated: [Read] = []
+            for row in rows { iterated.append(try Self.read(row)) }
+            var lent: [Read] = []
+            try rows.forEach { lent.append(try Self.read($0)) }
+            #expect(!lent.isEmpty && lent == iterated, "\(low)..<\(high) reverse \(reverse) limit \(limit)")
+            // In index order, every value within the bounds, as the store holds it.
+            let scores = lent.map { $0.score ?? .nan }
+            #expect(scores == (reverse ? scores.sorted(by: >) : scores.sorted()))
+            #expect(scores.allSatisfy { $0 >= low && $0 < high })
+            for read in lent {
+                let i = Int(read.code ?? -1)
+                #expect(read.name == "item \(i)" && read.score == Double((i * 7_919) % 1_030) / 10)
+                if read.id.serial >> Leaf.shift == tailLeaf { sawTail = true } else { sawNodes = true }
+            }
+        }
+        #expect(sawTail && sawNodes, "the ranges cover rows of the tail leaf and of the trie's nodes")
+    }
+
+    @Test func aRowTheClosureKeepsOutlivesTheSnapshotAndLaterCommits() throws {
+        let store = try Self.store()
+        let byScore = try Self.schema.index("Item", ["score"])
+        var kept: [Row] = []
+        var expected: [Read] = []
+        do {
+            let snapshot = store.snapshot
+            try snapshot.rows(byScore, from: [.double(40)], to: [.double(60)]).forEach { row in
+                kept.append(row)
+                expected.append(try Self.read(row))
+            }
+        }
+        // The kept rows' objects change and go in later versions; the rows read the version they came from.
+        for row in kept.prefix(50) {
+            var tx = store.transaction()
+            try tx.set(row.id, "name", .string("renamed"))
+            try store.commit(tx)
+        }
+        for row in kept.suffix(50) {
+            var tx = store.transaction()
+            try tx.delete(row.id)
+            try store.commit(tx)
+        }
+        #expect(kept.count > 100)
+        #expect(try kept.map(Self.read) == expected)
+        #expect(try store.snapshot.value(kept[0].id, "name") == .string("renamed"))
+    }
+
+    @Test func anErrorFromTheClosureEndsTheWalkAndReachesTheCaller() throws {
+        let snapshot = try Self.store().snapshot
+        let byScore = try Self.schema.index("Item", ["score"])
+        let code = try Self.schema.attribute("Item", "code")
+        let rows = snapshot.rows(byScore)
+        var seen = 0
+        let stopAt = rows.map { $0.int(code) ?? -1 }[500]
+        #expect(throws: Stop(at: stopAt)) {
+            try rows.forEach { row in
+                seen += 1
+                if row.int(code) == stopAt { throw Stop(at: stopAt) }
+            }
+        }
+        #expect(seen == 501)
+        // The snapshot reads on as before.
+        var codes: [Int64] = []
+        rows.forEach { codes.append($0.int(code) ?? -1) }
+        #expect(codes.count == 1_030 && Set(codes) == Set(0..<1_030))
+    }
+
+    @Test func lentRowsLeaveEveryRetainCountAsTheyFoundIt() throws {
+        let snapshot = try Self.store().snapshot
+        let byScore = try Self.schema.index("Item", ["score"])
+        let code = try Self.schema.attribute("Item", "code")
+        // Each leaf's two arrays, held here so that their counts have a steady base.
+        var arrays: [(columns: [Column], links: [LinkColumn])] = []
+        snapshot.tables[0].leaves.forEach { _, leaf in arrays.append((leaf.columns, leaf.links)) }
+        #expect(arrays.count == 17)
+        func counts() -> [Int] {
+            arrays.flatMap { pair in
+                [
+                    retainCount(unsafeBitCast(pair.columns, to: UnsafeMutableRawPointer.self)),
+                    retainCount(unsafeBitCast(pair.links, to: UnsafeMutableRawPointer.self)),
+                ]
+            }
+        }
+        // The sequence holds the trie, and with it the tail leaf's arrays: made before the counts are taken.
+        let rows = snapshot.rows(byScore)
+        let before = counts()
+        #expect(before.allSatisfy { $0 >= 2 && $0 < 10 }, "\(before)")
+        let folder = try Self.schema.relationship("Item", "folder")
+        var total: Int64 = 0
+        var inFolder = 0
+        for _ in 0..<20 {
+            rows.forEach { row in
+                total &+= row.int(code) ?? 0
+                inFolder += row.targetSerials(folder).count
+            }
+        }
+        var kept: [Row] = []
+        try? rows.forEach { row in
+            if kept.count < 40 { kept.append(row) } else { throw Stop(at: row.int(code) ?? -1) }
+        }
+        #expect(total == 20 * (0..<1_030).reduce(0, +) && inFolder == 20 * 344)
+        #expect(counts() != before, "40 kept rows hold their leaves' arrays")
+        kept.removeAll()
+        #expect(counts() == before)
+    }
+}
