@@ -94,6 +94,28 @@ import TrellisTestSupport
         #expect(Zlib.decompress(packed[...], count: repetitive.count) == repetitive)
     }
 
+    /// Across processes, as an app meets it: a child saves one note of 20,000 random letters through a context (the
+    /// default `.perCommit` store, level 1), which level 1 would shrink by about a quarter but Huffman coding cannot
+    /// halve; the journal holds it as it is, and another child opens the store and prints the note back whole.
+    @Test func aRawDurableRecordReopensInAnotherProcess() throws {
+        let temporary = TemporaryDirectory()
+        var random = SeededRandom(seed: 8)
+        let text = (0..<20).map { _ in Self.randomText(&random) }.joined()
+        let saved = try CrashChild.run(["notes", "--dir", temporary.store.path, "--add", text])
+        #expect(saved.exitStatus == 0 && !saved.killed && saved.lines.last == "closed 1", "\(saved.lines.suffix(2))")
+        var records: [JournalRecord] = []
+        let problems = try JournalReader(directory: temporary.store).forEachRecord { records.append($0) }
+        #expect(problems.isEmpty && records.count == 1, "\(problems), \(records.count) records")
+        let record = try #require(records.first)
+        #expect(record.uncompressedBytes >= RecordFrame.durableLargePayload)
+        #expect(!record.isCompressed && record.storedBytes == record.uncompressedBytes, "\(record.storedBytes)")
+        #expect(RecordFrame.deflated(Array(text.utf8), level: 1, largeFrom: .max) != nil, "level 1 would deflate it")
+        let reopened = try CrashChild.run(["notes", "--dir", temporary.store.path])
+        #expect(reopened.exitStatus == 0 && !reopened.killed, "\(reopened.lines.suffix(2))")
+        let notes = reopened.lines.filter { $0.hasPrefix("note ") }
+        #expect(notes.count == 1 && notes.first?.hasSuffix("\t" + text) == true)
+    }
+
     /// The price of the rule, and the way out: one long text repeated in many objects halves only through repeated
     /// strings, which Huffman coding does not see, so at level 1 the durable record is stored as it is; a store that
     /// asks for level 6 keeps deflating its durable records and stores it in a small fraction.
