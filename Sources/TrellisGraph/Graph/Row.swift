@@ -210,7 +210,9 @@ public struct IndexRowSequence: Sequence, Sendable {
     /// Calls `body` with each selected row in index order, as `for row in rows` does, with the rows lent rather than
     /// made: a row the iterator returns holds its leaf's arrays (two retains and two releases, atomic, on memory the
     /// index order visits at random), while the row `body` gets is read where its leaf is. A copy `body` keeps is an
-    /// ordinary row.
+    /// ordinary row. Rows of the entity's newest leaf, which the trie holds beside its nodes, are made as the iterator
+    /// makes them; and the lending needs this method called on the sequence itself (generic `Sequence` code and
+    /// `lazy` call the standard library's `forEach`, which iterates).
     ///
     /// ```swift
     /// snapshot.rows(byScore, from: [.double(10)], to: [.double(20)], inclusive: false).forEach { row in

@@ -107,7 +107,9 @@ import TrellisTestSupport
         let problems = try JournalReader(directory: temporary.store).forEachRecord { records.append($0) }
         #expect(problems.isEmpty && records.count == 1, "\(problems), \(records.count) records")
         let record = try #require(records.first)
-        #expect(record.uncompressedBytes >= RecordFrame.durableLargePayload)
+        #expect(
+            record.uncompressedBytes >= RecordFrame.durableLargePayload
+                && record.uncompressedBytes < RecordFrame.huffmanOnlyPayload)
         #expect(!record.isCompressed && record.storedBytes == record.uncompressedBytes, "\(record.storedBytes)")
         #expect(RecordFrame.deflated(Array(text.utf8), level: 1, largeFrom: .max) != nil, "level 1 would deflate it")
         let reopened = try CrashChild.run(["notes", "--dir", temporary.store.path])
