@@ -96,27 +96,9 @@ import TrellisCore
     /// - Complexity: O(h), h ≤ 11.
     @inline(__always)
     static func item(forKey key: UInt64, root: Node, height: Int) -> Value? {
-        guard Self.fits(key, height: height) else { return nil }
-        // Nodes below the root live as long as the root does: the descent visits them unretained (a retain and a
-        // release per level cost more than the level's work).
-        return withExtendedLifetime(root) {
-            var node = Unmanaged.passUnretained(root)
-            var level = height
-            while true {
-                let index = Node.index(of: key, level: level)
-                let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
-                    guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
-                    if level == 0 { return (true, nil) }
-                    let position = n.position(ofSlot: index)
-                    return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
-                }
-                guard step.found else { return nil }
-                guard let next = step.next else {
-                    return node._withUnsafeGuaranteedRef { $0.item(at: $0.position(ofSlot: index)) }
-                }
-                node = next
-                level -= 1
-            }
+        withExtendedLifetime(root) {
+            guard let (node, position) = Self.slot(forKey: key, root: root, height: height) else { return nil }
+            return node._withUnsafeGuaranteedRef { $0.item(at: position) }
         }
     }
 
@@ -125,34 +107,44 @@ import TrellisCore
     ///
     /// The address is valid while `root` lives and no node under it changes: the caller keeps `root` alive (with
     /// `withExtendedLifetime`) and holds a trie value whose nodes are shared or not written during the use. It is
-    /// taken out of the node's array, whose storage the node owns and never moves unless written. A closure given the
-    /// address inside the array's own `withUnsafeBufferPointer` instead had the array's storage retained and released
-    /// around every call.
+    /// taken out of the node's `ContiguousArray`, whose storage the node owns and which never moves unless the array
+    /// is written. A closure given the address inside the array's own `withUnsafeBufferPointer` instead had the
+    /// array's storage retained and released around every call.
     ///
     /// - Complexity: O(h), h ≤ 11.
     @inline(__always)
     static func itemAddress(forKey key: UInt64, root: Node, height: Int) -> UnsafePointer<Value>? {
-        guard Self.storesItems, Self.fits(key, height: height) else { return nil }
+        guard Self.storesItems else { return nil }
         return withExtendedLifetime(root) {
-            var node = Unmanaged.passUnretained(root)
-            var level = height
-            while true {
-                let index = Node.index(of: key, level: level)
-                let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
-                    guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
-                    if level == 0 { return (true, nil) }
-                    let position = n.position(ofSlot: index)
-                    return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
-                }
-                guard step.found else { return nil }
-                guard let next = step.next else {
-                    return node._withUnsafeGuaranteedRef { n in
-                        n.items.withUnsafeBufferPointer { $0.baseAddress! + n.position(ofSlot: index) }
-                    }
-                }
-                node = next
-                level -= 1
+            guard let (node, position) = Self.slot(forKey: key, root: root, height: height) else { return nil }
+            return node._withUnsafeGuaranteedRef { n in n.items.withUnsafeBufferPointer { $0.baseAddress! + position } }
+        }
+    }
+
+    /// The level-0 node under `root` that holds `key`, and the key's position in its items, or nil. Nodes below the
+    /// root live as long as the root does: the descent visits them unretained (a retain and a release per level cost
+    /// more than the level's work), and the caller keeps `root` alive while it uses the node.
+    ///
+    /// - Complexity: O(h), h ≤ 11.
+    @inline(__always)
+    static func slot(forKey key: UInt64, root: Node, height: Int) -> (node: Unmanaged<Node>, position: Int)? {
+        guard Self.fits(key, height: height) else { return nil }
+        var node = Unmanaged.passUnretained(root)
+        var level = height
+        while true {
+            let index = Node.index(of: key, level: level)
+            let step: (found: Bool, next: Unmanaged<Node>?) = node._withUnsafeGuaranteedRef { n in
+                guard n.bitmap & (1 &<< UInt64(index)) != 0 else { return (false, nil) }
+                if level == 0 { return (true, nil) }
+                let position = n.position(ofSlot: index)
+                return (true, n.children.withUnsafeBufferPointer { Unmanaged.passUnretained($0[position]) })
             }
+            guard step.found else { return nil }
+            guard let next = step.next else {
+                return (node, node._withUnsafeGuaranteedRef { $0.position(ofSlot: index) })
+            }
+            node = next
+            level -= 1
         }
     }
 
