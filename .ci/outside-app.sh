@@ -5,7 +5,7 @@
 # to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
 # token the third one stored, as a sync consumer would; a fifth imports 5,000 notes with compaction at close, and a
 # sixth finds that close's checkpoint, replays nothing, looks a note up by its indexed body and reads that index
-# in order as rows (`Snapshot.rows`), against its IDs read one object at a time.
+# in order as rows (`Snapshot.rows`, by the loop and by `forEach`), against its IDs read one object at a time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -108,7 +108,10 @@ if arguments.count > 3, arguments[3] == "next" {
     // The same index read as rows in index order, against its IDs read one object at a time.
     let inOrder = snapshot.rows(byBody).map { $0.string(body) ?? "" }
     let viaIDs = snapshot.scan(byBody).map { snapshot.object($0)?.string(body) ?? "" }
-    print("rows count=\(inOrder.count) same-as-scan=\(inOrder == viaIDs)")
+    // The same rows lent to forEach, as the DocC page on queries shows.
+    var lent: [String] = []
+    snapshot.rows(byBody).forEach { lent.append($0.string(body) ?? "") }
+    print("rows count=\(inOrder.count) same-as-scan=\(inOrder == viaIDs) same-lent=\(lent == inOrder)")
     try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
     let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
@@ -184,5 +187,5 @@ expected=$'history sync insert - four\nhistory sync update one one!'
 # The fifth launch imported 5,000 notes with compaction at close: the sixth loads that checkpoint and replays nothing.
 echo "$sixth" | grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
 echo "$sixth" | grep -q '^lookup body=one! missing=true$' || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
-echo "$sixth" | grep -q '^rows count=5004 same-as-scan=true$' || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:)"; exit 1; }
+echo "$sixth" | grep -q '^rows count=5004 same-as-scan=true same-lent=true$' || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:), or forEach with the loop"; exit 1; }
 echo "outside app: ok"
