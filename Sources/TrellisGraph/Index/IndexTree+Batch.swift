@@ -72,9 +72,9 @@ extension IndexTree {
             break
         }
         if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
-        guard changes.count >= 1_024 else {
-            // The radix sort's fixed cost (up to six passes over 2,048 counters) is paid back at 2,000 changes
-            // (RESULTS.md); below 1,024 the comparison sort is kept.
+        guard changes.count >= 256 else {
+            // The radix sort's fixed cost (2,048 counters, 256 more a pass) is paid back well below 1,000 changes,
+            // which the comparison sort took 0.85M instructions to sort (RESULTS.md).
             return nettedByComparison(changes)
         }
         let sorted = radixSortedByValue(changes)
@@ -113,48 +113,77 @@ extension IndexTree {
         netted(changes)
     }
 
-    /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on 11-bit digits (six
-    /// passes), skipping a pass whose digit is the same everywhere. With 2,048 buckets the scatter writes to as many
-    /// streams, which stay in cache; 16-bit digits (65,536 streams) take four passes but miss the cache on nearly
-    /// every write.
+    /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on the value's 64 bits,
+    /// in digits of 8 bits (eight passes) for a batch below 16,384 changes and of 11 bits (six passes) above, where
+    /// the passes saved outweigh the 2,048 counters a digit. One pass counts every digit's histogram; a digit that is
+    /// the same in every change (the high bytes of small integers, a date's sign and exponent) skips its pass, found
+    /// from one counter. Each pass scatters to 256 or 2,048 streams, which stay in cache.
     private static func radixSortedByValue(
         _ changes: [(entry: ScalarEntry, adding: Bool)]
     ) -> [(entry: ScalarEntry, adding: Bool)] {
-        let bits = 11
-        let mask: UInt64 = (1 << UInt64(bits)) - 1
-        var from = changes
-        var to = changes
-        var counts = [Int](repeating: 0, count: 1 << bits)
-        var shift: UInt64 = 0
-        while shift < 64 {
-            defer { shift += UInt64(bits) }
-            for i in counts.indices { counts[i] = 0 }
-            from.withUnsafeBufferPointer { source in
-                counts.withUnsafeMutableBufferPointer { counts in
-                    for change in source { counts[Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)] += 1 }
-                }
-            }
-            if counts.contains(from.count) { continue }
-            var total = 0
-            for i in counts.indices {
-                let c = counts[i]
-                counts[i] = total
-                total += c
-            }
-            from.withUnsafeBufferPointer { source in
-                to.withUnsafeMutableBufferPointer { target in
-                    counts.withUnsafeMutableBufferPointer { counts in
-                        for change in source {
-                            let digit = Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)
-                            target[counts[digit]] = change
-                            counts[digit] += 1
-                        }
+        changes.count < 16_384 ? radixSorted(changes, width: 8) : radixSorted(changes, width: 11)
+    }
+
+    /// `radixSortedByValue` in digits of `width` bits, inlined into each call so that the width is a constant.
+    @inline(__always)
+    private static func radixSorted(
+        _ changes: [(entry: ScalarEntry, adding: Bool)], width: Int
+    ) -> [(entry: ScalarEntry, adding: Bool)] {
+        let n = changes.count
+        guard n > 1 else { return changes }
+        let digitCount = (64 + width - 1) / width
+        let mask = UInt64(1) << UInt64(width) - 1
+        var counts = [Int](repeating: 0, count: digitCount << width)
+        changes.withUnsafeBufferPointer { source in
+            counts.withUnsafeMutableBufferPointer { counts in
+                for change in source {
+                    var bits = change.entry.bits
+                    for digit in 0..<digitCount {
+                        counts[digit << width | Int(truncatingIfNeeded: bits & mask)] += 1
+                        bits >>= UInt64(width)
                     }
                 }
             }
-            swap(&from, &to)
         }
-        return from
+        // The digits that differ somewhere, low to high; the last pass writes into the result, the others alternate
+        // with one scratch buffer, so nothing is copied on write.
+        let first = changes[0].entry.bits
+        var digits: [Int] = []
+        for digit in 0..<digitCount
+        where counts[digit << width | Int(truncatingIfNeeded: (first >> UInt64(digit * width)) & mask)] != n {
+            digits.append(digit)
+        }
+        typealias Change = (entry: ScalarEntry, adding: Bool)
+        guard !digits.isEmpty else { return changes }
+        return [Change](uninitializedCapacity: n) { out, initialized in
+            let scratch = UnsafeMutableBufferPointer<Change>.allocate(capacity: n)
+            defer { scratch.deallocate() }
+            changes.withUnsafeBufferPointer { changes in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    var source = changes.baseAddress!
+                    var target = digits.count % 2 == 1 ? out.baseAddress! : scratch.baseAddress!
+                    for digit in digits {
+                        let shift = UInt64(digit * width)
+                        let base = digit << width
+                        var total = 0
+                        for i in base..<base + (1 << width) {
+                            let c = counts[i]
+                            counts[i] = total
+                            total += c
+                        }
+                        for i in 0..<n {
+                            let change = source[i]
+                            let slot = base | Int(truncatingIfNeeded: (change.entry.bits >> shift) & mask)
+                            (target + counts[slot]).initialize(to: change)
+                            counts[slot] += 1
+                        }
+                        source = UnsafePointer(target)
+                        target = target == out.baseAddress! ? scratch.baseAddress! : out.baseAddress!
+                    }
+                }
+            }
+            initialized = n
+        }
     }
 
     /// Whether two entries hold the same values with none null: what a unique constraint forbids.

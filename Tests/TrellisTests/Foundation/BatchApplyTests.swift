@@ -296,7 +296,7 @@ import Testing
     }
 
     /// Updates listed in descending serial order with few distinct values: the batch's index changes are sorted by
-    /// value (a radix sort from 1,024 changes) and then by serial within each value, as one update at a time orders
+    /// value (a radix sort from 256 changes) and then by serial within each value, as one update at a time orders
     /// them.
     @Test func updatesInDescendingSerialOrderWithRepeatedValuesEqualThemOneAtATime() throws {
         let store = Store(schema: Self.schema)
