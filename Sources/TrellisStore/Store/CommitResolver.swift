@@ -136,8 +136,11 @@ struct CommitResolver {
                             "cannot set required attribute '\(schema.layouts[e].attributes[a].name)' of "
                                 + "\(describe(id)) to null", object: id)
                     }
-                    update.changes.append(
-                        .init(attribute: AttributeKey(entity: id.entity, index: a), old: old, new: new))
+                    let change = ChangeSet.AttributeChange(
+                        attribute: AttributeKey(entity: id.entity, index: a), old: old, new: new)
+                    // Most updates change one attribute: a one-element array is allocated at its size, where the
+                    // first append to an empty one goes through the standard library's general growth path.
+                    if update.changes.isEmpty { update.changes = [change] } else { update.changes.append(change) }
                     if uniqueAttributes.isEmpty
                         ? schema.layouts[e].indexes.contains(where: { $0.isUnique && $0.columns.contains(a) })
                         : uniqueAttributes[e][a]
