@@ -73,8 +73,7 @@ extension IndexTree {
         }
         if ascending { return changes.map { .init(key: $0.entry, value: $0.adding ? () : nil) } }
         guard changes.count >= 256 else {
-            // The radix sort's fixed cost (2,048 counters, 256 more a pass) is paid back well below 1,000 changes,
-            // which the comparison sort took 0.85M instructions to sort (RESULTS.md).
+            // Below this the radix sort's fixed cost (2,048 counters, 256 summed a pass) outweighs what it saves.
             return nettedByComparison(changes)
         }
         let sorted = radixSortedByValue(changes)
@@ -114,7 +113,7 @@ extension IndexTree {
     }
 
     /// The changes stably sorted by encoded value alone: a least-significant-digit radix sort on the value's 64 bits,
-    /// in digits of 8 bits (eight passes) for a batch below 16,384 changes and of 11 bits (six passes) above, where
+    /// in digits of 8 bits (eight passes) for a batch below 16,384 changes and of 11 bits (six passes) from there, where
     /// the passes saved outweigh the 2,048 counters a digit. One pass counts every digit's histogram; a digit that is
     /// the same in every change (the high bytes of small integers, a date's sign and exponent) skips its pass, found
     /// from one counter. Each pass scatters to 256 or 2,048 streams, which stay in cache.
@@ -156,8 +155,9 @@ extension IndexTree {
         typealias Change = (entry: ScalarEntry, adding: Bool)
         guard !digits.isEmpty else { return changes }
         return [Change](uninitializedCapacity: n) { out, initialized in
-            let scratch = UnsafeMutableBufferPointer<Change>.allocate(capacity: n)
-            defer { scratch.deallocate() }
+            // One pass writes straight into the result and needs no scratch buffer.
+            let scratch = digits.count > 1 ? UnsafeMutableBufferPointer<Change>.allocate(capacity: n) : out
+            defer { if digits.count > 1 { scratch.deallocate() } }
             changes.withUnsafeBufferPointer { changes in
                 counts.withUnsafeMutableBufferPointer { counts in
                     var source = changes.baseAddress!

@@ -4,7 +4,7 @@ import Testing
 @testable import TrellisGraph
 
 /// `IndexTree.netted` for scalar entries sorts a batch of 256 changes or more by radix on the encoded value (8-bit
-/// digits below 16,384 changes, 11-bit above), skipping the digits every change shares, and then by serial within each
+/// digits below 16,384 changes, 11-bit from there), skipping the digits every change shares, and then by serial within each
 /// value. These tests hold it to the definition: one change per entry, the last one made to it, in ascending entry
 /// order.
 @Suite struct NettedScalarChangesTests {
@@ -28,12 +28,14 @@ import Testing
         IndexTree.netted(changes).map { ($0.key, $0.value != nil) }
     }
 
-    /// Value distributions that make different sets of bytes vary: every byte, only the low ones, one middle byte,
-    /// none (all equal), and the encoded doubles of a score column.
+    /// Value distributions that make different sets of digits vary, so that the sort runs 0, 1, 2, 3 or all its
+    /// passes: every byte, only the low ones, one middle byte, the low three bytes, none (all equal), and the encoded
+    /// doubles of a score column.
     private static let distributions: [(name: String, draw: @Sendable (inout SeededRandom) -> UInt64)] = [
         ("any 64 bits", { $0.next() }),
         ("small integers", { $0.next() % 600 }),
         ("one middle byte", { 0x1234_0000_0000_5678 | ($0.next() % 256) << 24 }),
+        ("24 low bits, three passes", { $0.next() >> 40 }),
         ("one value", { _ in 0xdead_beef }),
         ("encoded doubles", { ScalarCoding.encode(Double($0.next() % 10_000) / 7 - 500) }),
     ]
