@@ -170,22 +170,24 @@ fourth=$("$app" "$store" four sync "$work/token.json")
 sixth=$("$app" "$store" six reopen)
 echo "$first"; echo "$second"; echo "$third"; echo "$fourth"; echo "$sixth"
 uid=$(echo "$first" | awk '{print $2}')
+# Checks read the launches' output from here-strings: with pipefail, `echo | grep -q` fails when grep matches an early
+# line and exits before echo has written the rest (SIGPIPE; CI run of 9cb4f5c).
 # The second launch opens the first one's store (new Date() and UUID() defaults) and sees its note unchanged.
 [ "$(echo "$second" | grep -c '^note ')" -eq 2 ] || { echo "second launch: expected 2 notes"; exit 1; }
-echo "$second" | grep -q "^note $uid one$" || { echo "second launch lost the first note"; exit 1; }
+grep -q "^note $uid one$" <<<"$second" || { echo "second launch lost the first note"; exit 1; }
 # The first launch's clean close recorded its last record as durable, so the second launch's open rewrites nothing.
-echo "$second" | grep -q "^recovered rewritten=0 damaged=0 warnings=0$" || { echo "second launch: expected a clean reopen"; exit 1; }
+grep -q "^recovered rewritten=0 damaged=0 warnings=0$" <<<"$second" || { echo "second launch: expected a clean reopen"; exit 1; }
 # The next version migrates: 3 notes, the first with its uid and text under the new name, pinned false.
 [ "$(echo "$third" | grep -c '^note ')" -eq 3 ] || { echo "next version: expected 3 notes"; exit 1; }
-echo "$third" | grep -q "^note $uid one pinned=false$" || { echo "next version lost the first note"; exit 1; }
-echo "$third" | grep -q "^migrations 1$" || { echo "next version: expected one migration"; exit 1; }
+grep -q "^note $uid one pinned=false$" <<<"$third" || { echo "next version lost the first note"; exit 1; }
+grep -q "^migrations 1$" <<<"$third" || { echo "next version: expected one migration"; exit 1; }
 # The fourth launch continues from the third one's stored token: its own insert, then its update with old and new
 # values, both by its author, and nothing from before the token.
-echo "$fourth" | grep -q '^structure shared=2 lyon=1 notebook=\["three", "one", "two"\]$' || { echo "fourth launch: the third one's tags, composite or ordered notebook came back wrong"; exit 1; }
+grep -q '^structure shared=2 lyon=1 notebook=\["three", "one", "two"\]$' <<<"$fourth" || { echo "fourth launch: the third one's tags, composite or ordered notebook came back wrong"; exit 1; }
 expected=$'history sync insert - four\nhistory sync update one one!'
 [ "$(echo "$fourth" | grep '^history ')" = "$expected" ] || { echo "fourth launch: history after the stored token is wrong"; exit 1; }
 # The fifth launch imported 5,000 notes with compaction at close: the sixth loads that checkpoint and replays nothing.
-echo "$sixth" | grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
-echo "$sixth" | grep -q '^lookup body=one! missing=true$' || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
-echo "$sixth" | grep -q '^rows count=5004 same-as-scan=true same-lent=true$' || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:), or forEach with the loop"; exit 1; }
+grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' <<<"$sixth" || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
+grep -q '^lookup body=one! missing=true$' <<<"$sixth" || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
+grep -q '^rows count=5004 same-as-scan=true same-lent=true$' <<<"$sixth" || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:), or forEach with the loop"; exit 1; }
 echo "outside app: ok"
