@@ -4,9 +4,9 @@ import Testing
 @testable import TrellisGraph
 
 /// `IndexTree.netted` for scalar entries sorts a batch of 256 changes or more by radix on the encoded value (8-bit
-/// digits below 16,384 changes, 11-bit from there), skipping the digits every change shares, and then by serial within each
-/// value. These tests hold it to the definition: one change per entry, the last one made to it, in ascending entry
-/// order.
+/// digits below 16,384 changes, 11-bit from there), skipping the digits every change shares, and then by serial
+/// within each value. These tests hold it to the definition: one change per entry, the last one made to it, in
+/// ascending entry order.
 @Suite struct NettedScalarChangesTests {
     /// The definition, computed the slow way: the last change to each entry wins; entries in ascending order.
     private static func reference(_ changes: [(entry: ScalarEntry, adding: Bool)]) -> [(ScalarEntry, Bool)] {
