@@ -86,7 +86,7 @@ public struct Row: Sendable {
         }
         if count == -2 { return nil }
         if count < 0 { return long }
-        return withUnsafeBytes(of: copy) { all in
+        return withUnsafeBytes(of: &copy) { all in
             String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
         }
     }
