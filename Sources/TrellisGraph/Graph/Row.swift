@@ -212,7 +212,8 @@ public struct IndexRowSequence: Sequence, Sendable {
     /// index order visits at random), while the row `body` gets is read where its leaf is. A copy `body` keeps is an
     /// ordinary row. Rows of the entity's newest leaf, which the trie holds beside its nodes, are made as the iterator
     /// makes them; and the lending needs this method called on the sequence itself (generic `Sequence` code and
-    /// `lazy` call the standard library's `forEach`, which iterates).
+    /// `lazy` call the standard library's `forEach`, which iterates). The rows are found in their leaves a few at a
+    /// time before `body` reads them, so that the lookups' cache misses overlap.
     ///
     /// ```swift
     /// snapshot.rows(byScore, from: [.double(10)], to: [.double(20)], inclusive: false).forEach { row in
@@ -227,24 +228,47 @@ public struct IndexRowSequence: Sequence, Sendable {
         }
         let tailKey = leaves.tail?.key
         let height = leaves.height
+        let batch = Self.batch
         try withExtendedLifetime(root) {
             try withUnsafeTemporaryAllocation(of: Row.self, capacity: 1) { slot in
                 let lent = slot.baseAddress!
-                for serial in serials {
-                    let (l, r) = EntityTable.split(serial)
-                    let id = ObjectID(entity: entity, serial: serial)
-                    if l == tailKey, let tail = leaves.tail?.value, tail.contains(r) {
-                        try body(Row(leaf: tail, id: id))
-                        continue
+                try withUnsafeTemporaryAllocation(of: UnsafePointer<Leaf>?.self, capacity: batch) { found in
+                    try serials.withUnsafeBufferPointer { serials in
+                        var start = 0
+                        while start < serials.count {
+                            let end = Swift.min(start &+ batch, serials.count)
+                            // The descents first, a batch at a time: they do not depend on each other, so the
+                            // processor overlaps their cache misses, which one descent between two calls of `body`
+                            // leaves it no room to do.
+                            for k in start..<end {
+                                let l = EntityTable.split(serials[k]).leaf
+                                found[k &- start] =
+                                    l == tailKey
+                                    ? nil : SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: height)
+                            }
+                            for k in start..<end {
+                                let serial = serials[k]
+                                let (l, r) = EntityTable.split(serial)
+                                let id = ObjectID(entity: entity, serial: serial)
+                                if l == tailKey, let tail = leaves.tail?.value, tail.contains(r) {
+                                    try body(Row(leaf: tail, id: id))
+                                    continue
+                                }
+                                guard let leaf = found[k &- start], leaf.pointee.contains(r) else {
+                                    preconditionFailure("an index entry without a live object")
+                                }
+                                try Row.withLent(leaf, id, in: lent, body)
+                            }
+                            start = end
+                        }
                     }
-                    guard let leaf = SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: height),
-                        leaf.pointee.contains(r)
-                    else { preconditionFailure("an index entry without a live object") }
-                    try Row.withLent(leaf, id, in: lent, body)
                 }
             }
         }
     }
+
+    /// How many rows `forEach` finds in their leaves before it reads them.
+    static var batch: Int { 16 }
 }
 
 extension Row {

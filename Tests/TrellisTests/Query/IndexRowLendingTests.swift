@@ -99,6 +99,29 @@ private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
         #expect(sawTail && sawNodes, "the ranges cover rows of the tail leaf and of the trie's nodes")
     }
 
+    /// `forEach` finds rows in their leaves a batch at a time before reading them: every count of rows around the
+    /// batch's size, forwards and backwards, reads the rows the iterator reads, the tail leaf's among them.
+    @Test func forEachReadsTheSameRowsAcrossItsBatchBoundaries() throws {
+        let snapshot = try Self.store().snapshot
+        let byScore = try Self.schema.index("Item", ["score"])
+        let batch = IndexRowSequence.batch
+        #expect(batch > 1 && batch <= 64)
+        var sawTail = false
+        let tailLeaf = snapshot.tables[0].leaves.tail?.key
+        for reverse in [false, true] {
+            for limit in [0, 1, batch - 1, batch, batch + 1, 2 * batch, 2 * batch + 3, 1_029, 1_030, 1_031] {
+                let rows = snapshot.rows(byScore, reverse: reverse, limit: limit)
+                let iterated = try rows.map(Self.read)
+                var lent: [Read] = []
+                try rows.forEach { lent.append(try Self.read($0)) }
+                #expect(lent.count == Swift.min(limit, 1_030), "limit \(limit) reverse \(reverse)")
+                #expect(lent == iterated, "limit \(limit) reverse \(reverse)")
+                if lent.contains(where: { $0.id.serial >> Leaf.shift == tailLeaf }) { sawTail = true }
+            }
+        }
+        #expect(sawTail)
+    }
+
     @Test func aRowTheClosureKeepsOutlivesTheSnapshotAndLaterCommits() throws {
         let store = try Self.store()
         let byScore = try Self.schema.index("Item", ["score"])
