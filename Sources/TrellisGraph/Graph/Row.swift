@@ -212,8 +212,8 @@ public struct IndexRowSequence: Sequence, Sendable {
     /// index order visits at random), while the row `body` gets is read where its leaf is. A copy `body` keeps is an
     /// ordinary row. Rows of the entity's newest leaf, which the trie holds beside its nodes, are made as the iterator
     /// makes them; and the lending needs this method called on the sequence itself (generic `Sequence` code and
-    /// `lazy` call the standard library's `forEach`, which iterates). The rows are found in their leaves a few at a
-    /// time before `body` reads them, so that the lookups' cache misses overlap.
+    /// `lazy` call the standard library's `forEach`, which iterates). The rows' leaves are looked up a few at a time
+    /// before `body` reads the rows, so that those lookups' cache misses overlap.
     ///
     /// ```swift
     /// snapshot.rows(byScore, from: [.double(10)], to: [.double(20)], inclusive: false).forEach { row in
@@ -267,8 +267,8 @@ public struct IndexRowSequence: Sequence, Sendable {
         }
     }
 
-    /// How many rows `forEach` finds in their leaves before it reads them.
-    static var batch: Int { 16 }
+    /// How many rows' leaves `forEach` looks up before it reads the rows.
+    static let batch = 16
 }
 
 extension Row {

@@ -52,9 +52,9 @@ import TrellisCore
             let range = Self.span(ends, row)
             guard range.count <= buffer.count else { return -1 }
             bytes.pointee.withUnsafeBufferPointer { source in
-                guard let from = source.baseAddress, !range.isEmpty else { return }
+                guard !range.isEmpty else { return }
                 precondition(range.upperBound <= source.count, "a string's end beyond its leaf's bytes")
-                buffer.baseAddress!.copyMemory(from: from + range.lowerBound, byteCount: range.count)
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + range.lowerBound, byteCount: range.count)
             }
             return range.count
         }

@@ -98,6 +98,31 @@ import Glibc
 
     /// An attribute key of another entity whose index is past this entity's columns traps: the read must not reach
     /// memory after the leaf's column array.
+    /// `Row.string` copies a string of up to 64 UTF-8 bytes to the stack before making it and reads a longer one from
+    /// the leaf: every length around that edge, multibyte characters across it, and the empty string read back as
+    /// stored, beside their neighbours in the same leaf.
+    @Test func stringsOfEveryLengthAroundTheStackCopyReadBackWhole() throws {
+        let store = Store(schema: Self.schema)
+        let s = try Self.schema.attribute("Thing", "s")
+        var texts: [String] = ["", "a"]
+        for n in [15, 16, 62, 63, 64, 65, 66, 127, 128, 300] { texts.append(String(repeating: "x", count: n)) }
+        // "é" is two UTF-8 bytes, "€" three, "𝄞" four: each ends at, straddles or starts past byte 64.
+        for (prefix, scalar) in [(62, "é"), (63, "é"), (62, "€"), (63, "€"), (61, "𝄞"), (62, "𝄞"), (64, "é")] {
+            texts.append(String(repeating: "y", count: prefix) + scalar + "z")
+        }
+        var tx = store.transaction()
+        var ids: [ObjectID] = []
+        for text in texts { ids.append(try tx.insert("Thing", ["s": .string(text)])) }
+        try store.commit(tx)
+        let snapshot = store.snapshot
+        for (k, id) in ids.enumerated() {
+            #expect(snapshot.object(id)?.string(s) == texts[k], "length \(texts[k].utf8.count)")
+        }
+        var read: [String?] = []
+        for row in snapshot.rows(entity: s.entity) { read.append(row.string(s)) }
+        #expect(read == texts.map { $0 })
+    }
+
     @Test func aKeyPastTheEntitysAttributesTraps() async throws {
         await #expect(processExitsWith: .failure) { try RowTypedReadTests.readPastTheColumns(0) }
         await #expect(processExitsWith: .failure) { try RowTypedReadTests.readPastTheColumns(1) }

@@ -122,6 +122,33 @@ private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
         #expect(sawTail)
     }
 
+    /// The leaves `forEach` looked up for a batch stay valid while the closure commits: renames and deletes of rows
+    /// later in the same batch, with the snapshot itself gone and replaced versions freed, leave the walk reading the
+    /// version it started on.
+    @Test func commitsFromTheClosureDoNotChangeTheRowsOfTheWalk() throws {
+        let store = try Self.store()
+        let byScore = try Self.schema.index("Item", ["score"])
+        let rows = store.snapshot.rows(byScore)
+        let expected = try rows.map(Self.read)
+        #expect(expected.count == 1_030)
+        var lent: [Read] = []
+        try rows.forEach { row in
+            let k = lent.count
+            lent.append(try Self.read(row))
+            // Rows k+1…k+4 renamed, row k+5 deleted: every fifth row goes, the others are renamed once.
+            guard k % 5 == 0, k + 5 < expected.count else { return }
+            var tx = store.transaction()
+            for later in expected[(k + 1)...(k + 4)] { try tx.set(later.id, "name", .string("renamed")) }
+            try tx.delete(expected[k + 5].id)
+            try store.commit(tx)
+            store.reclaimer.drain()
+        }
+        #expect(lent == expected)
+        let now = store.snapshot
+        #expect(now.count(entity: byScore.entity) < 1_030)
+        #expect(try now.value(expected[1].id, "name") == .string("renamed"))
+    }
+
     @Test func aRowTheClosureKeepsOutlivesTheSnapshotAndLaterCommits() throws {
         let store = try Self.store()
         let byScore = try Self.schema.index("Item", ["score"])
