@@ -158,4 +158,7 @@ public struct ChangeSet: Sendable, Equatable {
 
     /// Whether it changes nothing.
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && edits.isEmpty && deletes.isEmpty }
+
+    /// How many inserts, updates, relationship edits and deletes it holds.
+    package var changeCount: Int { inserts.count + updates.count + edits.count + deletes.count }
 }

@@ -109,7 +109,7 @@ extension Journal {
                 writeDurableMark()
             }
             if options.durability == .perCommit && !work.entries.isEmpty {
-                delivery.locked { $0.target }?.publishDurable(work.entries.map(\.commit))
+                delivery.locked { $0.target }?.publishDurable(work.entries.compactMap(\.commit))
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
@@ -158,7 +158,8 @@ extension Journal {
             segment.end += try write(entries, to: &segment, watermark: watermark)
             w.segment = segment
             w.lastWritten = entries.last!.sequence
-            w.lastWrittenGraph = entries.last!.commit.snapshot
+            guard let newest = entries.last?.commit else { preconditionFailure("the newest entry lost its commit") }
+            w.lastWrittenGraph = newest.snapshot
             files.locked { $0.segmentBytes[segment.id] = segment.end }
         }
     }

@@ -24,7 +24,9 @@ package final class Journal: Sendable {
         /// The bytes at the end of `payload` that hold the author (format version 7): a writer appending to a segment
         /// of an older version drops them.
         let authorBytes: Int
-        let commit: Commit
+        /// The commit, for publishing once durable (`.perCommit`); in the other modes only the newest queued entry
+        /// keeps it, for its version (see `enqueue`).
+        var commit: Commit?
         /// Completed once the record is durable (`.perCommit`), nil otherwise.
         let ticket: Ticket?
     }
@@ -147,6 +149,10 @@ package final class Journal: Sendable {
         let wakeFlusher = inbox.locked { box -> Bool in
             let wasEmpty = box.entries.isEmpty
             if wasEmpty { box.oldestQueued = DispatchTime.now() }
+            // Without per-commit durability the flusher needs only the newest version written. An older queued
+            // one kept here made the flusher the last holder of each replaced version, freeing on its thread what
+            // the committing thread allocated.
+            if !perCommit, !wasEmpty { box.entries[box.entries.count - 1].commit = nil }
             box.entries.append(entry)
             box.queuedBytes += entry.payloadBytes
             if perCommit { return wasEmpty }

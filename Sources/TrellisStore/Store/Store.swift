@@ -164,7 +164,7 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit, ahead: ahead.wait())
             head = next
             if durable == nil {
-                publish(next)
+                publish(next, changes: changes.changeCount)
                 notify(commit)
             }
             return (commit, durable)
@@ -175,8 +175,7 @@ public final class Store: Sendable, DurablePublisher {
         let changes = resolved.changes
         if transaction.inserts.count + transaction.updates.count + transaction.deletes.count
             >= VersionReclaimer.disposedFrom
-            || changes.inserts.count + changes.updates.count + changes.edits.count + changes.deletes.count
-                >= VersionReclaimer.disposedFrom
+            || changes.changeCount >= VersionReclaimer.disposedFrom
         {
             reclaimer.dispose((transaction, changes))
         }
@@ -204,7 +203,7 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit)
             head = next
             if durable == nil {
-                publish(next)
+                publish(next, changes: changes.changeCount)
                 notify(commit)
             }
             return durable
@@ -302,7 +301,7 @@ public final class Store: Sendable, DurablePublisher {
     /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
     package func publishDurable(_ commits: [Commit]) {
         guard let last = commits.last else { return }
-        publish(last.snapshot)
+        publish(last.snapshot, changes: commits.reduce(0) { $0 + $1.changes.changeCount })
         for commit in commits { notify(commit) }
     }
 
@@ -313,12 +312,14 @@ public final class Store: Sendable, DurablePublisher {
     }
 
     /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.
-    private func publish(_ graph: Graph) {
+    /// `changes`: how many changes lead from the replaced version to `graph`, about how much only the replaced one
+    /// holds.
+    private func publish(_ graph: Graph, changes: Int) {
         let replaced = published.locked { current -> Graph in
             defer { current = graph }
             return current
         }
-        reclaimer.retire(replaced)
+        reclaimer.retire(replaced, replacedBy: changes)
     }
 
     // MARK: Observers

@@ -9,7 +9,8 @@ import TrellisJournal
 /// Whoever drops the last reference to a version frees the nodes only it holds, and after a cascade that deleted
 /// 100,000 objects that takes tens of milliseconds. Without this, that would often be a reader: it takes the new
 /// snapshot, drops the old one, and pays. With it, a reader that takes fresh snapshots never holds the last
-/// reference; only one that keeps a snapshot for longer than the grace period frees it itself.
+/// reference; only one that keeps a snapshot for longer than the grace period frees it itself. In a burst of small
+/// commits, the versions pushed out by `limit` go at once on the committing thread (`freedInlineBelow`).
 final class VersionReclaimer: Sendable {
     /// How long a replaced version is kept.
     static let grace: Double = 1.0
@@ -20,8 +21,21 @@ final class VersionReclaimer: Sendable {
     /// one cost a burst of one-object durable commits a thread wake-up apiece, on the path that acknowledges them.
     static let overflowBatch = 32
 
-    private let retired = Mutex<(list: [(time: UInt64, graph: Graph)], overflow: [Graph])>(([], []))
+    /// A version pushed out by `limit` that fewer than this many changes replaced is let go at once, on the thread
+    /// that retires it (the committing one): it holds only the few nodes those changes copied. Freed on another
+    /// thread, each burst of small commits' nodes went back to the committing thread's heap under its lock, and the
+    /// committing thread's allocations waited on that lock.
+    static let freedInlineBelow = 256
+
+    private let retired = Mutex<(list: [Retired], overflow: [Graph])>(([], []))
     private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
+
+    /// A kept version: when it was replaced, and by how many changes.
+    private struct Retired: Sendable {
+        let time: UInt64
+        let graph: Graph
+        let changes: Int
+    }
 
     /// How many replaced versions are being kept (for tests).
     var keptCount: Int { retired.locked { $0.list.count } }
@@ -32,16 +46,25 @@ final class VersionReclaimer: Sendable {
     /// The sequence numbers of the versions being kept, oldest first (for tests).
     var keptVersions: [UInt64] { retired.locked { $0.list.map(\.graph.sequence) } }
 
-    /// Takes over a version that was just replaced by a newer published one.
-    func retire(_ graph: Graph) {
+    /// The sequence numbers of the versions waiting for the next batch, oldest first (for tests).
+    var overflowVersions: [UInt64] { retired.locked { $0.overflow.map(\.sequence) } }
+
+    /// Takes over a version that was just replaced by a newer published one, `changes` changes later.
+    func retire(_ graph: Graph, replacedBy changes: Int) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let (overflow, first) = retired.locked { state -> ([Graph], Bool) in
-            state.list.append((now, graph))
-            if state.list.count > Self.limit { state.overflow.append(state.list.removeFirst().graph) }
+        let (overflow, small, first) = retired.locked { state -> ([Graph], Graph?, Bool) in
+            state.list.append(Retired(time: now, graph: graph, changes: changes))
+            var small: Graph?
+            if state.list.count > Self.limit {
+                let out = state.list.removeFirst()
+                if out.changes < Self.freedInlineBelow { small = out.graph } else { state.overflow.append(out.graph) }
+            }
             var overflow: [Graph] = []
             if state.overflow.count >= Self.overflowBatch { swap(&overflow, &state.overflow) }
-            return (overflow, state.list.count == 1)
+            return (overflow, small, state.list.count == 1)
         }
+        // Dropped here, outside the lock.
+        withExtendedLifetime(small) {}
         if !overflow.isEmpty {
             // Handed over in a box the queue empties: had this thread kept its own reference to the batch, the queue
             // could finish first and leave the freeing of 32 versions to the commit that retired them.
