@@ -31,8 +31,8 @@ package enum ChangeSetCodec {
     ) -> [[UInt8]] {
         var rest = ahead
         if rest.inserts == nil && rest.updates == nil && rest.editsAndDeletes == nil {
-            // Nothing encoded ahead (most commits): one writer for every section.
-            let estimate = estimatedSize(changes, inserts: true, updates: true) + Self.tailRoom
+            // Nothing encoded ahead (most commits): one writer for every section, with room for a short author.
+            let estimate = estimatedSize(changes, inserts: true, updates: true) + Self.authorRoom
             return ByteWriter.pieces(estimate: estimate, pieceBytes: pieceBytes) { w in
                 encodeInserts(changes.inserts, into: &w)
                 encodeUpdates(changes.updates, into: &w)
@@ -74,6 +74,10 @@ package enum ChangeSetCodec {
 
     /// Spare bytes after a section, so that the small sections after it (and the author) go in place.
     static let tailRoom = 4096
+
+    /// Spare bytes after a whole payload, for its author (a longer one grows the buffer once). A one-object commit's
+    /// payload of about 100 bytes was allocated with `tailRoom`: over 4 KiB, past the sizes glibc keeps per thread.
+    static let authorRoom = 64
 
     /// The payload's second section, the updates: the same bytes `encode` writes for them.
     package static func encodeUpdates(_ updates: [ChangeSet.Update]) -> [[UInt8]] {

@@ -30,6 +30,25 @@ import Testing
         }
     }
 
+    /// A small payload is made with room for a short author only (`authorRoom`): no author, a short one, and ones
+    /// longer than the room (which grow the buffer) all append after the change set and read back with it.
+    @Test func authorsOfEveryLengthFollowASmallPayload() throws {
+        var random = SeededRandom(seed: 15)
+        let authors = [nil, "", "app", String(repeating: "é", count: 40), String(repeating: "a", count: 5_000)]
+        for (round, author) in authors.enumerated() {
+            let changes = Self.randomChangeSet(&random, size: 2)
+            var payload = ChangeSetCodec.encodePieces(changes, schema: Self.schema)
+            #expect(payload.count == 1, "round \(round)")
+            let appended = ChangeSetCodec.appendAuthor(author, to: &payload)
+            let bytes = Array(payload.joined())
+            #expect(bytes.count == Self.referenceEncode(changes).count + appended)
+            let back = try ChangeSetCodec.decodeRecord(
+                bytes, schema: Self.schema, context: "test", version: JournalFormat.version)
+            #expect(Self.identical(back.changes, changes), "round \(round)")
+            #expect(back.author == author, "round \(round)")
+        }
+    }
+
     /// A commit's inserts, updates, and edits and deletes encoded ahead (on another thread) and copied in give the
     /// bytes encoding everything at once gives, whichever sections come ahead.
     @Test func sectionsEncodedAheadGiveTheSameBytes() throws {
