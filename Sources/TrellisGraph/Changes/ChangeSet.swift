@@ -161,4 +161,12 @@ public struct ChangeSet: Sendable, Equatable {
 
     /// How many inserts, updates, relationship edits and deletes it holds.
     package var changeCount: Int { inserts.count + updates.count + edits.count + deletes.count }
+
+    /// About how many objects it wrote: `changeCount`, plus each deleted object's targets, whose inverse links the
+    /// delete removed (a nullify rule's unlinks are not listed as edits). Counting stops once it reaches `limit`.
+    package func footprint(upTo limit: Int) -> Int {
+        var count = changeCount
+        for delete in deletes where count < limit { count += delete.record.targetCount }
+        return count
+    }
 }

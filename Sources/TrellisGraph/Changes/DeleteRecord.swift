@@ -18,4 +18,12 @@ package enum DeleteRecord: Sendable {
         case .row(let row): row.relationships
         }
     }
+
+    /// How many targets the object's relationships held.
+    var targetCount: Int {
+        switch self {
+        case .given(_, let relationships): relationships.reduce(0) { $0 + $1.count }
+        case .row(let row): row.targetCount
+        }
+    }
 }

@@ -26,6 +26,13 @@ package struct DeletedRow: Sendable {
         }
     }
 
+    /// How many targets the object's relationships held, without building them.
+    var targetCount: Int {
+        var count = 0
+        for k in links.indices { leaf.forEachTarget(row, k) { _ in count += 1 } }
+        return count
+    }
+
     package init(leaf: Leaf, row: Int, links: [EntityLayout.RelationshipLayout]) {
         self.leaf = leaf
         self.row = row

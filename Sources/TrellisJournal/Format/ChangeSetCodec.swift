@@ -75,8 +75,8 @@ package enum ChangeSetCodec {
     /// Spare bytes after a section, so that the small sections after it (and the author) go in place.
     static let tailRoom = 4096
 
-    /// Spare bytes after a whole payload, for its author (a longer one grows the buffer once). A one-object commit's
-    /// payload of about 100 bytes was allocated with `tailRoom`: over 4 KiB, past the sizes glibc keeps per thread.
+    /// Spare bytes after a whole payload, for a short author (a longer one grows the buffer once): a small commit's
+    /// payload stays within the sizes glibc caches per thread.
     static let authorRoom = 64
 
     /// The payload's second section, the updates: the same bytes `encode` writes for them.

@@ -109,7 +109,11 @@ extension Journal {
                 writeDurableMark()
             }
             if options.durability == .perCommit && !work.entries.isEmpty {
-                delivery.locked { $0.target }?.publishDurable(work.entries.compactMap(\.commit))
+                let commits = work.entries.map { entry -> Commit in
+                    guard let commit = entry.commit else { preconditionFailure("a durable entry lost its commit") }
+                    return commit
+                }
+                delivery.locked { $0.target }?.publishDurable(commits)
             }
             for entry in work.entries { entry.ticket?.complete() }
             for ticket in work.flushTickets { ticket.complete() }
@@ -150,6 +154,7 @@ extension Journal {
     func append(_ entries: [Entry]) throws {
         try writer.locked { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
+            guard let newest = entries.last?.commit else { preconditionFailure("the newest entry lost its commit") }
             w.unsynced = true
             // Every frame says which record was durable when it was written (format version 6): the last one a
             // sync of this store confirmed, or that recovery kept (the opener synced it). Point-in-time recovery
@@ -158,7 +163,6 @@ extension Journal {
             segment.end += try write(entries, to: &segment, watermark: watermark)
             w.segment = segment
             w.lastWritten = entries.last!.sequence
-            guard let newest = entries.last?.commit else { preconditionFailure("the newest entry lost its commit") }
             w.lastWrittenGraph = newest.snapshot
             files.locked { $0.segmentBytes[segment.id] = segment.end }
         }

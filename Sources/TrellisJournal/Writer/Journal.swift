@@ -146,22 +146,27 @@ package final class Journal: Sendable {
     /// Queues a commit's record; call in sequence order.
     func enqueue(_ entry: Entry) {
         let perCommit = options.durability == .perCommit
-        let wakeFlusher = inbox.locked { box -> Bool in
+        let (wakeFlusher, superseded) = inbox.locked { box -> (Bool, Commit?) in
             let wasEmpty = box.entries.isEmpty
             if wasEmpty { box.oldestQueued = DispatchTime.now() }
             // Without per-commit durability the flusher needs only the newest version written. An older queued
             // one kept here made the flusher the last holder of each replaced version, freeing on its thread what
             // the committing thread allocated.
-            if !perCommit, !wasEmpty { box.entries[box.entries.count - 1].commit = nil }
+            var superseded: Commit?
+            if !perCommit, !wasEmpty { swap(&superseded, &box.entries[box.entries.count - 1].commit) }
             box.entries.append(entry)
             box.queuedBytes += entry.payloadBytes
-            if perCommit { return wasEmpty }
+            if perCommit { return (wasEmpty, nil) }
             // The flusher's timed wait picks the first record up; only a full batch wakes it early (once).
-            return wasEmpty
+            let wake =
+                wasEmpty
                 || (box.entries.count == Self.relaxedBatchRecords
                     || (box.queuedBytes >= Self.relaxedBatchBytes
                         && box.queuedBytes - entry.payloadBytes < Self.relaxedBatchBytes))
+            return (wake, superseded)
         }
+        // Dropped outside the lock.
+        withExtendedLifetime(superseded) {}
         if wakeFlusher { wake.signal() }
     }
 

@@ -140,6 +140,7 @@ public final class Store: Sendable, DurablePublisher {
     public func commit(_ transaction: consuming Transaction, onConflict: UniqueConflictResolution) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
         var merged: [ObjectID: ObjectID] = [:]
+        var released: Graph?
         let (resolved, durable): (Commit, Ticket?) = try writer.locked { head in
             if onConflict == .update {
                 // Against the head, under the writer lock: no commit can take a key between the lookup and this one.
@@ -164,11 +165,13 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit, ahead: ahead.wait())
             head = next
             if durable == nil {
-                publish(next, changes: changes.changeCount)
+                released = publish(next, changes: Self.footprint(changes))
                 notify(commit)
             }
             return (commit, durable)
         }
+        // A version the reclaimer let go is freed here, outside the writer lock.
+        withExtendedLifetime(released) {}
         // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
         // queue, not on the caller's thread, where freeing them would add milliseconds to the save. The change set
         // counts too: one deleted object can cascade to a big one.
@@ -193,6 +196,7 @@ public final class Store: Sendable, DurablePublisher {
     package func applyReplicated(
         _ changes: ChangeSet, sequence: UInt64, author: String?, waitDurable: Bool = true
     ) throws {
+        var released: Graph?
         let durable: Ticket? = try writer.locked { head in
             guard sequence == head.sequence + 1 else {
                 throw TrellisError(.corrupt, "replicated record \(sequence) where \(head.sequence + 1) was due")
@@ -203,11 +207,12 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit)
             head = next
             if durable == nil {
-                publish(next, changes: changes.changeCount)
+                released = publish(next, changes: Self.footprint(changes))
                 notify(commit)
             }
             return durable
         }
+        withExtendedLifetime(released) {}
         if waitDurable { try durable?.wait() }
     }
 
@@ -301,8 +306,12 @@ public final class Store: Sendable, DurablePublisher {
     /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
     package func publishDurable(_ commits: [Commit]) {
         guard let last = commits.last else { return }
-        publish(last.snapshot, changes: commits.reduce(0) { $0 + $1.changes.changeCount })
+        // A refresh publishes a version that shares nothing with the one it replaces, whatever its change count.
+        let changes =
+            commits.contains(where: \.isRefresh) ? Int.max : commits.reduce(0) { $0 + Self.footprint($1.changes) }
+        let released = publish(last.snapshot, changes: changes)
         for commit in commits { notify(commit) }
+        withExtendedLifetime(released) {}
     }
 
     /// Tells what waits for durability that the journal synced through `sequence` (on the flusher thread).
@@ -311,15 +320,21 @@ public final class Store: Sendable, DurablePublisher {
         for handler in handlers { handler(sequence) }
     }
 
+    /// About how many objects a commit wrote, counted as far as the reclaimer's bound (`ChangeSet.footprint`).
+    private static func footprint(_ changes: ChangeSet) -> Int {
+        changes.footprint(upTo: VersionReclaimer.freedInlineBelow)
+    }
+
     /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.
-    /// `changes`: how many changes lead from the replaced version to `graph`, about how much only the replaced one
-    /// holds.
-    private func publish(_ graph: Graph, changes: Int) {
+    /// `changes`: about how many objects the changes from the replaced version to `graph` wrote (`footprint`), so
+    /// about how much only the replaced one holds. Returns a version the reclaimer let go, for the caller to drop
+    /// outside its locks.
+    private func publish(_ graph: Graph, changes: Int) -> Graph? {
         let replaced = published.locked { current -> Graph in
             defer { current = graph }
             return current
         }
-        reclaimer.retire(replaced, replacedBy: changes)
+        return reclaimer.retire(replaced, replacedBy: changes)
     }
 
     // MARK: Observers

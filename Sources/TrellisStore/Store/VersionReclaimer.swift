@@ -4,27 +4,26 @@ import TrellisCore
 import TrellisGraph
 import TrellisJournal
 
-/// Keeps replaced versions alive for a short grace period and lets them go on a background queue.
+/// Keeps replaced versions alive for a short grace period, then lets them go: on a background queue, or, for a
+/// version that a small commit replaced and a burst pushed out of `limit`, on the thread that publishes.
 ///
 /// Whoever drops the last reference to a version frees the nodes only it holds, and after a cascade that deleted
 /// 100,000 objects that takes tens of milliseconds. Without this, that would often be a reader: it takes the new
 /// snapshot, drops the old one, and pays. With it, a reader that takes fresh snapshots never holds the last
-/// reference; only one that keeps a snapshot for longer than the grace period frees it itself. In a burst of small
-/// commits, the versions pushed out by `limit` go at once on the committing thread (`freedInlineBelow`).
+/// reference; only one that keeps a snapshot for longer than the grace period frees it itself.
 final class VersionReclaimer: Sendable {
     /// How long a replaced version is kept.
     static let grace: Double = 1.0
     /// How many replaced versions are kept at most (a burst of small commits replaces little each time).
     static let limit = 64
 
-    /// Versions pushed out by `limit` are handed to the queue this many at a time: waking the queue's thread for each
-    /// one cost a burst of one-object durable commits a thread wake-up apiece, on the path that acknowledges them.
+    /// Versions pushed out by `limit` that go to the queue are handed over this many at a time, so that a burst of
+    /// big commits does not wake the queue's thread for each.
     static let overflowBatch = 32
 
-    /// A version pushed out by `limit` that fewer than this many changes replaced is let go at once, on the thread
-    /// that retires it (the committing one): it holds only the few nodes those changes copied. Freed on another
-    /// thread, each burst of small commits' nodes went back to the committing thread's heap under its lock, and the
-    /// committing thread's allocations waited on that lock.
+    /// A version pushed out by `limit` that fewer than this many changes replaced goes back to the thread that
+    /// retires it, to drop: it holds only the few nodes those changes copied, which that thread allocated. Freed on
+    /// another thread, they went back to its heap under the heap's lock while it allocated the next commit's.
     static let freedInlineBelow = 256
 
     private let retired = Mutex<(list: [Retired], overflow: [Graph])>(([], []))
@@ -49,8 +48,10 @@ final class VersionReclaimer: Sendable {
     /// The sequence numbers of the versions waiting for the next batch, oldest first (for tests).
     var overflowVersions: [UInt64] { retired.locked { $0.overflow.map(\.sequence) } }
 
-    /// Takes over a version that was just replaced by a newer published one, `changes` changes later.
-    func retire(_ graph: Graph, replacedBy changes: Int) {
+    /// Takes over a version that was just replaced by a newer published one, `changes` changes later (`Int.max`
+    /// when the new one shares nothing with it). Returns the version the caller lets go, if any: drop it outside any
+    /// lock.
+    func retire(_ graph: Graph, replacedBy changes: Int) -> Graph? {
         let now = DispatchTime.now().uptimeNanoseconds
         let (overflow, small, first) = retired.locked { state -> ([Graph], Graph?, Bool) in
             state.list.append(Retired(time: now, graph: graph, changes: changes))
@@ -63,8 +64,6 @@ final class VersionReclaimer: Sendable {
             if state.overflow.count >= Self.overflowBatch { swap(&overflow, &state.overflow) }
             return (overflow, small, state.list.count == 1)
         }
-        // Dropped here, outside the lock.
-        withExtendedLifetime(small) {}
         if !overflow.isEmpty {
             // Handed over in a box the queue empties: had this thread kept its own reference to the batch, the queue
             // could finish first and leave the freeing of 32 versions to the commit that retired them.
@@ -72,6 +71,7 @@ final class VersionReclaimer: Sendable {
             queue.async { batch.release() }
         }
         if first { schedule() }
+        return small
     }
 
     /// Transactions with at least this many changed objects are handed to `dispose` once committed.

@@ -39,6 +39,8 @@ import Testing
             let changes = Self.randomChangeSet(&random, size: 2)
             var payload = ChangeSetCodec.encodePieces(changes, schema: Self.schema)
             #expect(payload.count == 1, "round \(round)")
+            // Room for a short author, not `tailRoom`'s 4 KiB.
+            #expect(payload[0].capacity < 1_024, "round \(round): \(payload[0].capacity) bytes for \(payload[0].count)")
             let appended = ChangeSetCodec.appendAuthor(author, to: &payload)
             let bytes = Array(payload.joined())
             #expect(bytes.count == Self.referenceEncode(changes).count + appended)

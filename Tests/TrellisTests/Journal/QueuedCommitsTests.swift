@@ -52,16 +52,27 @@ import TrellisTestSupport
         let store = try disk.open(Self.schema, disk.options(.perCommit))
         let observed = Mutex(0)
         let token = store.observe { _ in observed.locked { $0 += 1 } }
-        // Saves from four threads, so that several wait in the inbox together.
+        // Saves from four threads, so that entries may wait in the inbox together; failures and entries seen without
+        // their commits are counted here and checked after.
+        let problems = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for i in 0..<50 {
-                try? store.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(thread * 100 + i))]) }
-                #expect(Self.queued(store).allSatisfy { $0 })
+                do {
+                    try store.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(thread * 100 + i))]) }
+                } catch {
+                    problems.locked { $0.append("save: \(error)") }
+                }
+                let held = Self.queued(store)
+                if !held.allSatisfy({ $0 }) { problems.locked { $0.append("queued without commits: \(held)") } }
             }
         }
+        #expect(problems.locked { $0 } == [])
         // Every commit was published to observers once durable, from its queued entry.
         #expect(observed.locked { $0 } == 200)
         token.cancel()
         try store.close()
+        let reopened = try disk.open(Self.schema, disk.options(.perCommit))
+        #expect(reopened.snapshot.count(entity: 0) == 200)
+        try reopened.close()
     }
 }
