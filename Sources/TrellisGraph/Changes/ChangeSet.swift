@@ -166,7 +166,10 @@ public struct ChangeSet: Sendable, Equatable {
     /// delete removed (a nullify rule's unlinks are not listed as edits). Counting stops once it reaches `limit`.
     package func footprint(upTo limit: Int) -> Int {
         var count = changeCount
-        for delete in deletes where count < limit { count += delete.record.targetCount }
+        for delete in deletes {
+            if count >= limit { break }
+            count += delete.record.targetCount
+        }
         return count
     }
 }

@@ -27,11 +27,7 @@ package struct DeletedRow: Sendable {
     }
 
     /// How many targets the object's relationships held, without building them.
-    var targetCount: Int {
-        var count = 0
-        for k in links.indices { leaf.forEachTarget(row, k) { _ in count += 1 } }
-        return count
-    }
+    var targetCount: Int { links.indices.reduce(0) { $0 + leaf.targetCount(row, $1) } }
 
     package init(leaf: Leaf, row: Int, links: [EntityLayout.RelationshipLayout]) {
         self.leaf = leaf

@@ -21,15 +21,15 @@ final class VersionReclaimer: Sendable {
     /// big commits does not wake the queue's thread for each.
     static let overflowBatch = 32
 
-    /// A version pushed out by `limit` that fewer than this many changes replaced goes back to the thread that
-    /// retires it, to drop: it holds only the few nodes those changes copied, which that thread allocated. Freed on
+    /// A version pushed out by `limit` whose replacing commit wrote fewer than this many objects goes back to the
+    /// thread that retires it, to drop: it holds only the few nodes that commit copied, which that thread allocated. Freed on
     /// another thread, they went back to its heap under the heap's lock while it allocated the next commit's.
     static let freedInlineBelow = 256
 
     private let retired = Mutex<(list: [Retired], overflow: [Graph])>(([], []))
     private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
 
-    /// A kept version: when it was replaced, and by how many changes.
+    /// A kept version: when it was replaced, and how many objects the replacing commit wrote.
     private struct Retired: Sendable {
         let time: UInt64
         let graph: Graph
@@ -48,9 +48,9 @@ final class VersionReclaimer: Sendable {
     /// The sequence numbers of the versions waiting for the next batch, oldest first (for tests).
     var overflowVersions: [UInt64] { retired.locked { $0.overflow.map(\.sequence) } }
 
-    /// Takes over a version that was just replaced by a newer published one, `changes` changes later (`Int.max`
-    /// when the new one shares nothing with it). Returns the version the caller lets go, if any: drop it outside any
-    /// lock.
+    /// Takes over a version that was just replaced by a newer published one, whose commits wrote about `changes`
+    /// objects (`ChangeSet.footprint`; `Int.max` when the new one shares nothing with it). Returns the version the
+    /// caller lets go, if any: drop it outside any lock.
     func retire(_ graph: Graph, replacedBy changes: Int) -> Graph? {
         let now = DispatchTime.now().uptimeNanoseconds
         let (overflow, small, first) = retired.locked { state -> ([Graph], Graph?, Bool) in

@@ -149,6 +149,20 @@ import Testing
         }
     }
 
+    /// A cascade big enough that its deletes are recorded as rows counts their targets as the built arrays do.
+    @Test func aCascadeRecordedAsRowsCountsTheSameTargets() throws {
+        let store = Store(schema: try Fixtures.outlineSchema())
+        let root = try Fixtures.folderTree(in: store, fanOut: 10, depth: 4)
+        var tx = store.transaction()
+        try tx.delete(root)
+        let changes = try store.commit(tx).changes
+        #expect(changes.deletes.count == 1_111 && changes.deletes.count >= DeletedRow.recordedFrom)
+        let built = changes.deletes.reduce(0) { $0 + $1.relationships.reduce(0) { $0 + $1.count } }
+        // Each folder but the root has a parent; each but the leaves, ten children.
+        #expect(built == 1_110 + 111 * 10)
+        #expect(changes.footprint(upTo: .max) == changes.changeCount + built)
+    }
+
     /// What `dispose` is given is freed later on the reclaimer's queue, not on the thread that gave it: a big
     /// transaction's rows are not freed on the path that returns its commit.
     @Test func disposedValuesAreFreedOnTheReclaimersQueueAfterTheDelay() async throws {
