@@ -57,7 +57,8 @@ final class SQLiteConnection {
     }
 }
 
-/// A prepared statement, reused: `reset()`, bind, `step()` until false.
+/// A prepared statement, reused: `reset()`, bind, `step()` until false. One read for a single row resets after it:
+/// a statement left on a row holds its read transaction open, and WAL checkpoints cannot pass it.
 final class SQLiteStatement {
     let handle: OpaquePointer
     private let connection: SQLiteConnection

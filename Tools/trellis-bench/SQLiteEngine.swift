@@ -59,6 +59,8 @@ final class SQLiteEngine: BenchEngine {
 
     func lookupTitles(_ ids: [Int64]) throws -> LookupSummary {
         let q = s.lookup
+        // A statement left on its row keeps its read transaction open, which holds back WAL checkpoints.
+        defer { q.reset() }
         var sum = LookupSummary()
         for id in ids {
             q.reset()
@@ -166,6 +168,7 @@ final class SQLiteReadProbe: ReadProbe {
 
     func countFlagged() throws -> Int {
         count.reset()
+        defer { count.reset() }
         guard try count.step() else { return 0 }
         return Int(count.int64(0))
     }
@@ -173,6 +176,7 @@ final class SQLiteReadProbe: ReadProbe {
     func titleLength(id: Int64) throws -> Int {
         lookup.reset()
         lookup.bind(1, id)
+        defer { lookup.reset() }
         guard try lookup.step() else { return -1 }
         return lookup.string(0).utf8.count
     }

@@ -244,6 +244,7 @@ final class S2SQLite {
     func count(color: String) throws -> Int {
         countByColor.reset()
         countByColor.bind(1, color)
+        defer { countByColor.reset() }
         guard try countByColor.step() else { return 0 }
         return Int(countByColor.int64(0))
     }
