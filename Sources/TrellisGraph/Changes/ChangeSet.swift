@@ -162,6 +162,12 @@ public struct ChangeSet: Sendable, Equatable {
     /// How many inserts, updates, relationship edits and deletes it holds.
     package var changeCount: Int { inserts.count + updates.count + edits.count + deletes.count }
 
+    /// A version that commits writing fewer objects than this each replaced holds only the few nodes they copied,
+    /// which the committing thread allocated: that thread drops it (the store's reclaimer and the journal's flusher
+    /// hand such versions back). Freed on another thread, the nodes went back to the committing thread's heap under
+    /// the heap's lock while it allocated the next commit's. A bigger commit's version is freed in the background.
+    package static let freedInlineBelow = 256
+
     /// About how many objects it wrote: `changeCount`, plus each deleted object's targets, whose inverse links the
     /// delete removed (a nullify rule's unlinks are not listed as edits). Counting stops once it reaches `limit`.
     package func footprint(upTo limit: Int) -> Int {

@@ -1,8 +1,8 @@
 /// Whoever makes durable commits visible: the store.
 package protocol DurablePublisher: AnyObject, Sendable {
     func publishDurable(_ commits: [Commit])
-    /// Called by the flusher after each turn with the newest commit synced (in every durability mode), so that what
-    /// waits for durability (the history feed) can go on.
+    /// Called after each turn of the writer (on the flusher, or on a committing thread) with the newest commit synced
+    /// (in every durability mode), so that what waits for durability (the history feed) can go on.
     func synced(through sequence: UInt64)
 }
 

@@ -4,7 +4,8 @@ import TrellisCore
 import TrellisGraph
 
 /// The flusher thread: takes what the inbox holds, appends it as one write, syncs as the durability mode asks,
-/// publishes durable commits, and rotates segments.
+/// publishes durable commits, and rotates segments. A turn (`process`) runs with `turn` held, on the flusher or on a
+/// committing thread (`waitDurable`).
 extension Journal {
     /// What one turn of the flusher takes from the inbox.
     struct Work {
@@ -15,21 +16,57 @@ extension Journal {
         var forced = false
         var closing = false
         var intervalDue = false
+        /// Leftovers no commit took in time, to drop here.
+        var leftovers = Leftovers()
+
+        /// Whether the turn only drops leftovers: nothing to write, sync, publish or start.
+        var onlyLeftovers: Bool {
+            entries.isEmpty && flushTickets.isEmpty && compactionTickets.isEmpty && !compact && !closing && !intervalDue
+        }
     }
 
     func run() {
         while true {
             let work = takeWork()
-            process(work)
-            if work.closing {
+            if work.onlyLeftovers {
+                turn.unlock()
+                continue
+            }
+            let closing = work.closing
+            finishTurn(work)
+            if closing {
                 finishClosing()
                 return
             }
         }
     }
 
+    /// Processes `work` (with `turn` held, released here) and hands back or drops what it no longer needs, so that
+    /// nothing of it outlives the turn on this thread (at close, nothing outlives `close()`).
+    private func finishTurn(_ work: consuming Work) {
+        var work = work
+        let replaced = process(work)
+        turn.unlock()
+        if !work.closing, let replaced, work.entries.allSatisfy({ $0.footprint < ChangeSet.freedInlineBelow }) {
+            let entries = work.entries
+            work.entries = []
+            let now = DispatchTime.now()
+            inbox.locked { box in
+                if box.leftovers.isEmpty { box.leftoversSince = now }
+                box.leftovers.entries.append(entries)
+                box.leftovers.graphs.append(replaced)
+                box.handOver.handedBack += 1
+            }
+        } else if replaced != nil {
+            // What a big commit replaced, and the entries, are freed here, off the committing thread.
+            inbox.locked { $0.handOver.droppedAtOnce += 1 }
+        }
+    }
+
+    /// Waits for work; returns it with `turn` held.
     func takeWork() -> Work {
         while true {
+            turn.lock()
             let compactionRunning = files.locked { $0.compactionRunning }
             let (unsynced, lastSync) = writer.locked { ($0.unsynced, $0.lastSync) }
             var deadline = DispatchTime.distantFuture
@@ -52,10 +89,20 @@ extension Journal {
                         || box.queuedBytes >= Self.relaxedBatchBytes
                     if !entriesDue { deadline = min(deadline, writeBy) }
                 }
-                guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due else {
+                let leftoversDue =
+                    !box.leftovers.isEmpty && (box.closing || now >= box.leftoversSince + Self.leftoversKeptFor)
+                if !box.leftovers.isEmpty, !leftoversDue {
+                    deadline = min(deadline, box.leftoversSince + Self.leftoversKeptFor)
+                }
+                guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due || leftoversDue else {
                     return nil
                 }
                 var work = Work(entries: box.entries, flushTickets: box.flushTickets, intervalDue: due)
+                if leftoversDue {
+                    swap(&work.leftovers, &box.leftovers)
+                    box.leftoversSince = .distantFuture
+                    box.handOver.droppedIdle += work.leftovers.graphs.count
+                }
                 box.entries = []
                 box.queuedBytes = 0
                 box.oldestQueued = .distantFuture
@@ -73,11 +120,14 @@ extension Journal {
                 return work
             }
             if let work { return work }
+            turn.unlock()
             _ = wake.wait(timeout: deadline)
         }
     }
 
-    func process(_ work: Work) {
+    /// Returns the version written last before this turn's entries, when they replaced it. Call with `turn` held.
+    func process(_ work: Work) -> Graph? {
+        var replaced: Graph?
         // Once records are durable and their commits acknowledged, a later failure (rotation, compaction start) must
         // not take the acknowledgement back: each ticket is completed exactly once.
         var acknowledged = false
@@ -97,7 +147,7 @@ extension Journal {
                 {
                     try rotate()
                 }
-                try append(work.entries)
+                replaced = try append(work.entries)
             }
             let mustSync =
                 (options.durability == .perCommit && !work.entries.isEmpty) || !work.flushTickets.isEmpty
@@ -138,6 +188,7 @@ extension Journal {
         // A rotation moved the mark to the new segment (a no-op when nothing moved).
         writeDurableMark()
         delivery.locked { $0.target }?.synced(through: durableSequence)
+        return replaced
     }
 
     /// The error for a commit (or flush) in flight when the store failed: its record was written, in part or whole,
@@ -151,7 +202,7 @@ extension Journal {
                 + "shows what the disk holds), and the store refuses commits until it is reopened: \(cause)")
     }
 
-    func append(_ entries: [Entry]) throws {
+    func append(_ entries: [Entry]) throws -> Graph {
         try writer.locked { w in
             guard var segment = w.segment else { throw TrellisError(.failed, "no open segment") }
             guard let newest = entries.last?.commit else { preconditionFailure("the newest entry lost its commit") }
@@ -163,8 +214,10 @@ extension Journal {
             segment.end += try write(entries, to: &segment, watermark: watermark)
             w.segment = segment
             w.lastWritten = entries.last!.sequence
+            let replaced = w.lastWrittenGraph
             w.lastWrittenGraph = newest.snapshot
             files.locked { $0.segmentBytes[segment.id] = segment.end }
+            return replaced
         }
     }
 

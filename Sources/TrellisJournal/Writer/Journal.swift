@@ -9,9 +9,12 @@ import TrellisGraph
 /// which write checkpoints on a thread of their own.
 ///
 /// The store's writer hands each commit over in sequence order (`enqueue`), inside its commit lock; everything else
-/// happens here, off the writer's and the readers' threads. The first write or sync error fails the journal for good:
-/// the error is kept, every waiting and later commit gets it, and nothing is written again (an fsync that failed is
-/// never retried: the kernel may already have dropped the data it was meant to keep).
+/// happens here, off the writer's and the readers' threads, except that with `.perCommit` durability a committing
+/// thread the flusher has not taken over from writes and syncs the queued records itself (`waitDurable`).
+///
+/// The first write or sync error fails the journal for good: the error is kept, every waiting and later commit gets
+/// it, and nothing is written again (an fsync that failed is never retried: the kernel may already have dropped the
+/// data it was meant to keep).
 package final class Journal: Sendable {
     /// A resolved commit on its way to disk.
     struct Entry: Sendable {
@@ -29,6 +32,8 @@ package final class Journal: Sendable {
         var commit: Commit?
         /// Completed once the record is durable (`.perCommit`), nil otherwise.
         let ticket: Ticket?
+        /// About how many objects the commit wrote, counted up to `ChangeSet.freedInlineBelow`.
+        let footprint: Int
     }
 
     /// What other threads hand to the flusher.
@@ -46,9 +51,44 @@ package final class Journal: Sendable {
         var closing = false
         var closeTickets: [Ticket] = []
         var closed = false
+        /// What the flusher wrote and no longer needs, for the committing thread to drop (see `Leftovers`).
+        var leftovers = Leftovers()
+        /// When the flusher handed `leftovers` over.
+        var leftoversSince = DispatchTime.distantFuture
+        /// Where the versions the flusher wrote past went (for tests).
+        var handOver = HandOverCounts()
+        /// Turns committing threads took (for tests).
+        var committersTurns = 0
     }
 
-    /// The flusher's own state (only its thread locks it, except during open and close).
+    /// How many versions the flusher wrote past were handed back, and who dropped them (for tests).
+    struct HandOverCounts: Sendable, Equatable {
+        /// Handed back in `leftovers`.
+        var handedBack = 0
+        /// Taken from `leftovers` by a commit.
+        var takenByCommits = 0
+        /// Dropped by the flusher: left in `leftovers` for `leftoversKeptFor` or until close.
+        var droppedIdle = 0
+        /// Dropped by the flusher at once: a commit written with them was big, or the store was closing.
+        var droppedAtOnce = 0
+    }
+
+    /// Written entries (acknowledged, with `.perCommit`) and the version the flusher last wrote before them, handed
+    /// back when small commits made them all: the committing thread allocated them, and freed on the flusher they
+    /// went back to that thread's heap under its lock while it allocated the next commits (a durable commit's next
+    /// record waited for those frees). The next commit drops them, while the flusher writes its record; the
+    /// flusher drops them itself after `leftoversKeptFor` without one, or at close.
+    package struct Leftovers: Sendable {
+        var entries: [[Entry]] = []
+        var graphs: [Graph] = []
+        var isEmpty: Bool { entries.isEmpty && graphs.isEmpty }
+        package init() {}
+    }
+
+    /// How long an idle store keeps `Leftovers` for its next commit to drop.
+    static let leftoversKeptFor = 0.02
+
+    /// The writing side's state (locked by the thread with the `turn`, the compaction's start, open and close).
     struct WriterSide: Sendable {
         var segment: OpenSegment?
         var lastWritten: UInt64
@@ -87,11 +127,14 @@ package final class Journal: Sendable {
     package var publishesDurable: Bool { options.durability == .perCommit }
     let lock: any LayerLock
     let inbox = Mutex(Inbox())
+    /// Held while a turn takes records from the inbox and writes them, so records reach the disk in sequence order:
+    /// by the flusher, or by a committing thread waiting for durability (`waitDurable`).
+    let turn = NSLock()
     let wake = DispatchSemaphore(value: 0)
     let failureState = Mutex<TrellisError?>(nil)
     let writer: Mutex<WriterSide>
     let files: Mutex<FilesState>
-    /// Held by whoever writes the manifest (rotation on the flusher, compaction on its thread), for the whole write
+    /// Held by whoever writes the manifest (rotation in a turn, compaction on its thread), for the whole write
     /// and its syncs; `files` is held only to read and update the state, so commits never wait for a manifest sync.
     let manifestWrites = Mutex(())
     /// What went wrong without failing the store (a replaced file that could not be removed), oldest first.
@@ -119,8 +162,8 @@ package final class Journal: Sendable {
             FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence, history: history))
     }
 
-    /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) on the flusher thread,
-    /// in order.
+    /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) in order, on the thread
+    /// with the turn (the flusher, or a committing thread in `waitDurable`).
     ///
     /// A direct call through a weak reference, not a closure: taking a `@Sendable` closure out of a
     /// `Mutex<(@Sendable (…) -> Void)?>` and calling it costs the flusher a large part of a one-object durable commit.
@@ -143,10 +186,11 @@ package final class Journal: Sendable {
     static let relaxedBatchRecords = 512
     static let relaxedBatchBytes = 1 << 20
 
-    /// Queues a commit's record; call in sequence order.
-    func enqueue(_ entry: Entry) {
+    /// Queues a commit's record; call in sequence order. Returns what the flusher handed back, for the caller to drop
+    /// outside its locks.
+    func enqueue(_ entry: Entry) -> Leftovers {
         let perCommit = options.durability == .perCommit
-        let (wakeFlusher, superseded) = inbox.locked { box -> (Bool, Commit?) in
+        let (wakeFlusher, superseded, leftovers) = inbox.locked { box -> (Bool, Commit?, Leftovers) in
             let wasEmpty = box.entries.isEmpty
             if wasEmpty { box.oldestQueued = DispatchTime.now() }
             // Without per-commit durability the flusher needs only the newest version written. An older queued
@@ -156,36 +200,87 @@ package final class Journal: Sendable {
             if !perCommit, !wasEmpty { swap(&superseded, &box.entries[box.entries.count - 1].commit) }
             box.entries.append(entry)
             box.queuedBytes += entry.payloadBytes
-            if perCommit { return (wasEmpty, nil) }
+            var leftovers = Leftovers()
+            if !box.leftovers.isEmpty {
+                swap(&leftovers, &box.leftovers)
+                box.leftoversSince = .distantFuture
+                box.handOver.takenByCommits += leftovers.graphs.count
+            }
+            // A small durable commit's thread writes the record itself or wakes the flusher (`waitDurable`); a big
+            // one's wakes it now, to write while that thread finishes the commit.
+            if perCommit { return (entry.footprint >= ChangeSet.freedInlineBelow, nil, leftovers) }
             // The flusher's timed wait picks the first record up; only a full batch wakes it early (once).
             let wake =
                 wasEmpty
                 || (box.entries.count == Self.relaxedBatchRecords
                     || (box.queuedBytes >= Self.relaxedBatchBytes
                         && box.queuedBytes - entry.payloadBytes < Self.relaxedBatchBytes))
-            return (wake, superseded)
+            return (wake, superseded, leftovers)
         }
-        // Dropped outside the lock.
-        withExtendedLifetime(superseded) {}
         if wakeFlusher { wake.signal() }
+        // Dropped outside the inbox's lock.
+        withExtendedLifetime(superseded) {}
+        return leftovers
     }
 
     /// Encodes a commit's change set and queues its record; returns the ticket to wait on for durability
-    /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order.
+    /// (`.perCommit`), else nil. Call inside the store's commit lock, so records queue in sequence order; drop
+    /// `leftovers` (what the flusher wrote and handed back, see `Leftovers`) after it.
     /// `ahead`: sections of the record encoded already (see `ChangeSetCodec.encode(_:schema:ahead:)`). A record of
     /// any size is taken: one larger than `StoreOptions.fragmentBytes` is written as several frames (format version 10),
     /// so memory, not a record limit, bounds a commit.
-    package func record(_ commit: Commit, ahead: consuming EncodedSections = EncodedSections()) throws -> Ticket? {
+    package func record(
+        _ commit: Commit, ahead: consuming EncodedSections = EncodedSections(), leftovers: inout Leftovers
+    ) throws -> Ticket? {
         if let failure { throw failure }
         var payload = ChangeSetCodec.encodePieces(commit.changes, schema: schema, ahead: consume ahead)
         let authorBytes = ChangeSetCodec.appendAuthor(commit.author, to: &payload)
         let ticket = options.durability == .perCommit ? Ticket() : nil
-        enqueue(
+        leftovers = enqueue(
             Entry(
                 sequence: commit.sequence, time: RecordFrame.microseconds(commit.time), payload: payload,
                 payloadBytes: payload.reduce(0) { $0 + $1.count }, authorBytes: authorBytes, commit: commit,
-                ticket: ticket))
+                ticket: ticket, footprint: commit.changes.footprint(upTo: ChangeSet.freedInlineBelow)))
         return ticket
+    }
+
+    /// Returns once the commit `ticket` stands for is durable; rethrows its error. A committing thread whose record
+    /// the flusher has not taken yet writes and syncs the queued records itself, in a turn of its own, sparing the
+    /// two thread switches a handoff to the flusher and back costs; then it frees what they replaced. Its turn is the
+    /// flusher's: a rotation or an automatic compaction's start that falls due after the acknowledgements is done
+    /// then, on this thread. Queued big commits (`ChangeSet.freedInlineBelow`), a requested compaction or a close
+    /// leave the turn to the flusher.
+    package func waitDurable(_ ticket: Ticket) throws {
+        var wrote = false
+        if turn.try() {
+            let work = inbox.locked { box -> Work? in
+                // Big commits are the flusher's: it frees what they replaced off this thread.
+                guard !box.entries.isEmpty, !box.closing, !box.compactionRequested,
+                    box.entries.allSatisfy({ $0.footprint < ChangeSet.freedInlineBelow })
+                else { return nil }
+                let work = Work(entries: box.entries, flushTickets: box.flushTickets)
+                box.entries = []
+                box.queuedBytes = 0
+                box.oldestQueued = .distantFuture
+                box.flushTickets = []
+                box.committersTurns += 1
+                return work
+            }
+            var replaced: Graph?
+            if let work { replaced = process(work) }
+            turn.unlock()
+            wrote = work != nil
+            // The entries and the version written before them are freed here, on the thread that allocated them.
+            withExtendedLifetime((work, replaced)) {}
+        }
+        // Queued records wake the flusher only here: it may have taken this one already, or be at a turn and miss it.
+        if !wrote { wake.signal() }
+        try ticket.wait()
+    }
+
+    /// Wakes the flusher for durable records queued without `waitDurable` (`.perCommit`).
+    package func writeQueued() {
+        wake.signal()
     }
 
     /// Returns once everything queued before the call is durable; throws the journal's failure.

@@ -164,8 +164,8 @@ extension Store {
         return stream
     }
 
-    /// Calls `handler` after each turn of the journal's flusher with the newest commit synced; for as long as the
-    /// returned token lives.
+    /// Calls `handler` after each turn that writes the journal (the flusher's, or a committing thread's) with the
+    /// newest commit synced; for as long as the returned token lives.
     func watchSyncs(_ handler: @escaping @Sendable (UInt64) -> Void) -> ObservationToken {
         let id = syncWatchers.locked { $0.add(handler) }
         return ObservationToken { [weak self] in self?.syncWatchers.locked { $0.remove(id) } }

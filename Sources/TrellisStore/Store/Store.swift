@@ -141,6 +141,7 @@ public final class Store: Sendable, DurablePublisher {
         precondition(transaction.schema == schema, "transaction belongs to another store")
         var merged: [ObjectID: ObjectID] = [:]
         var released: Graph?
+        var leftovers = Journal.Leftovers()
         let (resolved, durable): (Commit, Ticket?) = try writer.locked { head in
             if onConflict == .update {
                 // Against the head, under the writer lock: no commit can take a key between the lookup and this one.
@@ -162,7 +163,7 @@ public final class Store: Sendable, DurablePublisher {
             }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next, author: transaction.author)
             // Queued inside the lock so records reach the journal in sequence order.
-            let durable = try journal?.record(commit, ahead: ahead.wait())
+            let durable = try journal?.record(commit, ahead: ahead.wait(), leftovers: &leftovers)
             head = next
             if durable == nil {
                 released = publish(next, changes: Self.footprint(changes))
@@ -170,8 +171,8 @@ public final class Store: Sendable, DurablePublisher {
             }
             return (commit, durable)
         }
-        // A version the reclaimer let go is freed here, outside the writer lock.
-        withExtendedLifetime(released) {}
+        // A version the reclaimer let go, and what the journal handed back, are freed here, outside the writer lock.
+        withExtendedLifetime((released, leftovers)) {}
         // A big transaction's rows (the caller's, now its own) and its change set are freed on the reclaimer's
         // queue, not on the caller's thread, where freeing them would add milliseconds to the save. The change set
         // counts too: one deleted object can cascade to a big one.
@@ -183,7 +184,7 @@ public final class Store: Sendable, DurablePublisher {
             reclaimer.dispose((transaction, changes))
         }
         // Waiting outside the lock lets the next commit build on this one and share its sync.
-        try durable?.wait()
+        if let durable { try journal!.waitDurable(durable) }
         var commit = resolved
         commit.merged = merged
         return commit
@@ -197,6 +198,7 @@ public final class Store: Sendable, DurablePublisher {
         _ changes: ChangeSet, sequence: UInt64, author: String?, waitDurable: Bool = true
     ) throws {
         var released: Graph?
+        var leftovers = Journal.Leftovers()
         let durable: Ticket? = try writer.locked { head in
             guard sequence == head.sequence + 1 else {
                 throw TrellisError(.corrupt, "replicated record \(sequence) where \(head.sequence + 1) was due")
@@ -204,7 +206,7 @@ public final class Store: Sendable, DurablePublisher {
             try checkWritable()
             let next = try head.applying(changes, sequence: sequence)
             let commit = Commit(sequence: sequence, changes: changes, snapshot: next, author: author)
-            let durable = try journal?.record(commit)
+            let durable = try journal?.record(commit, leftovers: &leftovers)
             head = next
             if durable == nil {
                 released = publish(next, changes: Self.footprint(changes))
@@ -212,8 +214,10 @@ public final class Store: Sendable, DurablePublisher {
             }
             return durable
         }
-        withExtendedLifetime(released) {}
-        if waitDurable { try durable?.wait() }
+        withExtendedLifetime((released, leftovers)) {}
+        if let durable {
+            if waitDurable { try journal!.waitDurable(durable) } else { journal!.writeQueued() }
+        }
     }
 
     /// Fills a transaction in `body` and commits it; returns what `body` returned.
@@ -303,7 +307,8 @@ public final class Store: Sendable, DurablePublisher {
         if let failure = journal?.failure { throw failure }
     }
 
-    /// Publishes commits the journal made durable (`.perCommit`), on the flusher thread, in order.
+    /// Publishes commits the journal made durable (`.perCommit`), in order, on the thread that synced them (the
+    /// flusher, or a committing thread that took the turn).
     package func publishDurable(_ commits: [Commit]) {
         guard let last = commits.last else { return }
         // A refresh publishes a version that shares nothing with the one it replaces, whatever its change count.
@@ -314,7 +319,7 @@ public final class Store: Sendable, DurablePublisher {
         withExtendedLifetime(released) {}
     }
 
-    /// Tells what waits for durability that the journal synced through `sequence` (on the flusher thread).
+    /// Tells what waits for durability that the journal synced through `sequence` (on the thread that synced).
     package func synced(through sequence: UInt64) {
         let handlers = syncWatchers.locked { $0.handlers }
         for handler in handlers { handler(sequence) }
@@ -339,8 +344,9 @@ public final class Store: Sendable, DurablePublisher {
 
     // MARK: Observers
 
-    /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: on
-    /// the store's flusher thread, once the commit is durable); keep it short (hop to your own actor or queue). Observation ends when the returned token is cancelled or released.
+    /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: once
+    /// the commit is durable, on the thread that synced it: a committing thread, or the store's flusher thread); keep
+    /// it short (hop to your own actor or queue). Observation ends when the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let id = observers.locked { $0.add(handler) }
         return ObservationToken { [weak self] in self?.observers.locked { $0.remove(id) } }

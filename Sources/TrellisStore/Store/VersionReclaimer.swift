@@ -22,9 +22,8 @@ final class VersionReclaimer: Sendable {
     static let overflowBatch = 32
 
     /// A version pushed out by `limit` whose replacing commit wrote fewer than this many objects goes back to the
-    /// thread that retires it, to drop: it holds only the few nodes that commit copied, which that thread allocated. Freed on
-    /// another thread, they went back to its heap under the heap's lock while it allocated the next commit's.
-    static let freedInlineBelow = 256
+    /// thread that retires it, to drop (see `ChangeSet.freedInlineBelow`).
+    static let freedInlineBelow = ChangeSet.freedInlineBelow
 
     private let retired = Mutex<(list: [Retired], overflow: [Graph])>(([], []))
     private let queue = DispatchQueue(label: "trellis.reclaim", qos: .utility)
