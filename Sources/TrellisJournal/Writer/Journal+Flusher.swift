@@ -97,16 +97,12 @@ extension Journal {
                 guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due || leftoversDue else {
                     return nil
                 }
-                var work = Work(entries: box.entries, flushTickets: box.flushTickets, intervalDue: due)
+                var work = box.takeWrites()
+                work.intervalDue = due
                 if leftoversDue {
-                    swap(&work.leftovers, &box.leftovers)
-                    box.leftoversSince = .distantFuture
+                    work.leftovers = box.takeLeftovers()
                     box.handOver.droppedIdle += work.leftovers.graphs.count
                 }
-                box.entries = []
-                box.queuedBytes = 0
-                box.oldestQueued = .distantFuture
-                box.flushTickets = []
                 if compact {
                     work.compact = true
                     work.forced = box.compactionForced
@@ -355,5 +351,26 @@ extension Journal.Entry {
     func payload(for version: UInt16) -> [[UInt8]] {
         guard version < ChangeSetCodec.authorVersion, let last = payload.last else { return payload }
         return payload.dropLast() + [Array(last[..<(last.count - authorBytes)])]
+    }
+}
+
+extension Journal.Inbox {
+    /// Takes the queued records and flush tickets, for a turn to write.
+    mutating func takeWrites() -> Journal.Work {
+        defer {
+            entries = []
+            queuedBytes = 0
+            oldestQueued = .distantFuture
+            flushTickets = []
+        }
+        return Journal.Work(entries: entries, flushTickets: flushTickets)
+    }
+
+    /// Takes what the flusher handed back (empty if nothing waits).
+    mutating func takeLeftovers() -> Journal.Leftovers {
+        guard !leftovers.isEmpty else { return Journal.Leftovers() }
+        leftoversSince = .distantFuture
+        defer { leftovers = Journal.Leftovers() }
+        return leftovers
     }
 }

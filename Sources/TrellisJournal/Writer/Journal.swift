@@ -76,8 +76,8 @@ package final class Journal: Sendable {
     /// Written entries (acknowledged, with `.perCommit`) and the version the flusher last wrote before them, handed
     /// back when small commits made them all: the committing thread allocated them, and freed on the flusher they
     /// went back to that thread's heap under its lock while it allocated the next commits (a durable commit's next
-    /// record waited for those frees). The next commit drops them, while the flusher writes its record; the
-    /// flusher drops them itself after `leftoversKeptFor` without one, or at close.
+    /// record waited for those frees). The next commit takes them (`enqueue`) and its caller drops them after the
+    /// store's writer lock; the flusher drops them itself after `leftoversKeptFor` without one, or at close.
     package struct Leftovers: Sendable {
         var entries: [[Entry]] = []
         var graphs: [Graph] = []
@@ -200,12 +200,8 @@ package final class Journal: Sendable {
             if !perCommit, !wasEmpty { swap(&superseded, &box.entries[box.entries.count - 1].commit) }
             box.entries.append(entry)
             box.queuedBytes += entry.payloadBytes
-            var leftovers = Leftovers()
-            if !box.leftovers.isEmpty {
-                swap(&leftovers, &box.leftovers)
-                box.leftoversSince = .distantFuture
-                box.handOver.takenByCommits += leftovers.graphs.count
-            }
+            let leftovers = box.takeLeftovers()
+            box.handOver.takenByCommits += leftovers.graphs.count
             // A small durable commit's thread writes the record itself or wakes the flusher (`waitDurable`); a big
             // one's wakes it now, to write while that thread finishes the commit.
             if perCommit { return (entry.footprint >= ChangeSet.freedInlineBelow, nil, leftovers) }
@@ -258,13 +254,8 @@ package final class Journal: Sendable {
                 guard !box.entries.isEmpty, !box.closing, !box.compactionRequested,
                     box.entries.allSatisfy({ $0.footprint < ChangeSet.freedInlineBelow })
                 else { return nil }
-                let work = Work(entries: box.entries, flushTickets: box.flushTickets)
-                box.entries = []
-                box.queuedBytes = 0
-                box.oldestQueued = .distantFuture
-                box.flushTickets = []
                 box.committersTurns += 1
-                return work
+                return box.takeWrites()
             }
             var replaced: Graph?
             if let work { replaced = process(work) }
