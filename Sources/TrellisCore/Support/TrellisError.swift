@@ -63,6 +63,10 @@ public struct TrellisError: Error, CustomStringConvertible, Sendable, Equatable 
         /// The history asked for is older than what the store retained ("history before sequence N was compacted");
         /// `StoreOptions.history` says how much is kept.
         public static let historyCompacted = Code("history compacted")
+        /// A call that waits for the store (a commit or save, `flush()`, `compact()`, `close()`, `catchUp()`) was made
+        /// from inside one of that store's own observers, on the thread running it, which holds what the call would
+        /// wait for (as Core Data refuses a recursive save). Nothing changed; make the call from another queue or task.
+        public static let calledFromObserver = Code("called from an observer")
     }
 
     /// What kind of error it is, for matching.

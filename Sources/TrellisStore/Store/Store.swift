@@ -28,6 +28,8 @@ public final class Store: Sendable, DurablePublisher {
     /// published one by the commits waiting for their sync: the next commit builds on it).
     private let writer: Mutex<Graph>
     private let observers = Mutex<ObserverList>(ObserverList())
+    /// The threads inside an observer's handler now, so that a commit from one throws instead of deadlocking.
+    private let observerThreads = ObserverThreads()
     /// The journal of a directory store open for writing; nil in memory and read-only.
     let journal: Journal?
     /// What reads the writer's commits into a store opened with `StoreOptions.follow`; nil otherwise.
@@ -139,6 +141,7 @@ public final class Store: Sendable, DurablePublisher {
     @discardableResult
     public func commit(_ transaction: consuming Transaction, onConflict: UniqueConflictResolution) throws -> Commit {
         precondition(transaction.schema == schema, "transaction belongs to another store")
+        try observerThreads.refuse("a commit")
         var merged: [ObjectID: ObjectID] = [:]
         var released: Graph?
         var leftovers = Journal.Leftovers()
@@ -235,12 +238,16 @@ public final class Store: Sendable, DurablePublisher {
     /// commits that returned). Throws the store's failure.
     public func flush() throws {
         guard !isReadOnly else { return }
+        try observerThreads.refuse("flush()")
         try journal?.flush()
     }
 
     /// Writes a checkpoint of the current version in the background and drops the journal it replaces; returns
     /// when that is committed. Readers and writers carry on meanwhile. A no-op in memory.
-    public func compact() throws { try compact(evenIfUpToDate: false) }
+    public func compact() throws {
+        try observerThreads.refuse("compact()")
+        try compact(evenIfUpToDate: false)
+    }
 
     /// `compact()` that writes a checkpoint even when the last one holds the newest version (the bench times a whole
     /// rewrite with it).
@@ -257,6 +264,7 @@ public final class Store: Sendable, DurablePublisher {
     /// running compaction, closes the files and releases the writer lock. Later commits throw `.readOnly`. Throws the
     /// store's failure if it failed at any time.
     public func close() throws {
+        try observerThreads.refuse("close()")
         let wasClosed = writer.locked { _ in
             closed.locked { c in
                 defer { c = true }
@@ -285,11 +293,12 @@ public final class Store: Sendable, DurablePublisher {
     /// or the writer migrated the store), without waiting for the notification; returns the sequence number now published. A
     /// follower does this by itself within milliseconds of each durable commit; call it where code must not wait for
     /// that (a widget's timeline, a test). Throws the failure that stopped following; returns the current sequence
-    /// number for a store that does not follow. Do not call it from an observer of this store.
+    /// number for a store that does not follow. From an observer of this store it throws `.calledFromObserver`.
     /// - Complexity: O(r) for the r records read, plus the observers.
     @discardableResult
     public func catchUp() throws -> UInt64 {
         guard let follower else { return snapshot.sequence }
+        try observerThreads.refuse("catchUp()")
         let sequence = follower.step()
         if let failure = follower.failure { throw failure }
         return sequence
@@ -346,7 +355,10 @@ public final class Store: Sendable, DurablePublisher {
 
     /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: once
     /// the commit is durable, on the thread that synced it: a committing thread, or the store's flusher thread); keep
-    /// it short (hop to your own actor or queue). Observation ends when the returned token is cancelled or released.
+    /// it short (hop to your own actor or queue). Reading in a handler is fine; a commit, `flush()`, `compact()`,
+    /// `close()` or `catchUp()` of this store made in a handler, on its thread, throws `.calledFromObserver` (it would
+    /// wait for that thread), so hop first to save in reaction to a commit. Observation ends when the returned token
+    /// is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let id = observers.locked { $0.add(handler) }
         return ObservationToken { [weak self] in self?.observers.locked { $0.remove(id) } }
@@ -354,7 +366,8 @@ public final class Store: Sendable, DurablePublisher {
 
     private func notify(_ commit: Commit) {
         let handlers = observers.locked { $0.handlers }
-        for handler in handlers { handler(commit) }
+        if handlers.isEmpty { return }
+        observerThreads.run { for handler in handlers { handler(commit) } }
     }
 }
 
