@@ -14,7 +14,9 @@ public struct Row: Sendable {
     // its index and the ID) was returned through memory, where the caller dropped each array through its type's value
     // witnesses.
     @usableFromInline let columns: [Column]
-    @usableFromInline let links: [LinkColumn]
+    /// The leaf's link columns; nil for an entity without relationships, so that making and dropping its row does
+    /// not retain and release the shared empty array (each an out-of-line call to the runtime's slow path).
+    @usableFromInline let links: [LinkColumn]?
     /// The object's ID.
     public let id: ObjectID
 
@@ -25,7 +27,7 @@ public struct Row: Sendable {
 
     @inlinable init(columns: [Column], links: [LinkColumn], id: ObjectID) {
         self.columns = columns
-        self.links = links
+        self.links = links.isEmpty ? nil : links
         self.id = id
     }
 
@@ -105,7 +107,7 @@ public struct Row: Sendable {
     /// target entity).
     /// - Complexity: O(k) for k targets.
     public func targetSerials(_ relationship: RelationshipKey) -> [UInt64] {
-        Leaf.targets(in: links, index, relationship.index)
+        Leaf.targets(in: links ?? [], index, relationship.index)
     }
 }
 

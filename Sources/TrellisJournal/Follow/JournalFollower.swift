@@ -62,7 +62,7 @@ package final class JournalFollower: Sendable {
     let present: Presenter
     /// Held for a whole step, publication included, so that commits are published once each and in order.
     let state: Mutex<State>
-    let delivery = Mutex(WeakPublisher())
+    let delivery = Mutex(PublisherLink())
     let watch = Mutex<DirectoryWatch?>(nil)
     let stopped = Atomic<Bool>(false)
     /// Steps taken so far (the thread's first one included), for tests that pause a follower.
@@ -216,7 +216,7 @@ package final class JournalFollower: Sendable {
     // MARK: Following
 
     /// Starts the thread that follows: it waits for the writer's mark or manifest to change (inotify on Linux, or
-    /// every `interval` seconds without it) and publishes what became durable through `publisher` (held weakly).
+    /// every `interval` seconds without it) and publishes what became durable through `publisher` (held until `close()`).
     package func start(publisher: any DurablePublisher, notifications: Bool, interval: Double) {
         delivery.locked { $0.target = publisher }
         let watch = DirectoryWatch(
@@ -323,6 +323,7 @@ package final class JournalFollower: Sendable {
             return w != nil
         }
         if !started { closeFiles() }
+        delivery.locked { $0.target = nil }
     }
 
     private func closeFiles() {

@@ -6,7 +6,9 @@ package protocol DurablePublisher: AnyObject, Sendable {
     func synced(through sequence: UInt64)
 }
 
-/// A weak reference to the publisher, so the journal does not keep its store alive.
-struct WeakPublisher {
-    weak var target: (any DurablePublisher)?
+/// The publisher the journal (or a follower) delivers to, once started. Held strongly: the publisher is not the store
+/// but what the store publishes through, which holds neither the journal nor the store, so no cycle keeps either alive.
+/// (A weak reference to the store gave it a side table, and every retain and release of it the runtime's slow path.)
+struct PublisherLink {
+    var target: (any DurablePublisher)?
 }

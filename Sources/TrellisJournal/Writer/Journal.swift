@@ -139,7 +139,7 @@ package final class Journal: Sendable {
     let manifestWrites = Mutex(())
     /// What went wrong without failing the store (a replaced file that could not be removed), oldest first.
     let warningList = Mutex<[String]>([])
-    let delivery = Mutex(WeakPublisher())
+    let delivery = Mutex(PublisherLink())
     /// The durable-mark file followers read and the mark it holds (see `Journal+DurableMark.swift`).
     let durableMarkFile = Mutex(DurableMarkFile())
 
@@ -162,10 +162,10 @@ package final class Journal: Sendable {
             FilesState(manifest: manifest, segmentBytes: segmentBytes, synced: graph.sequence, history: history))
     }
 
-    /// Starts the flusher; `publisher` (held weakly) publishes durable commits (`.perCommit`) in order, on the thread
-    /// with the turn (the flusher, or a committing thread in `waitDurable`).
+    /// Starts the flusher; `publisher` (held until `close()`) publishes durable commits (`.perCommit`) in order, on
+    /// the thread with the turn (the flusher, or a committing thread in `waitDurable`).
     ///
-    /// A direct call through a weak reference, not a closure: taking a `@Sendable` closure out of a
+    /// A direct call through a protocol reference, not a closure: taking a `@Sendable` closure out of a
     /// `Mutex<(@Sendable (…) -> Void)?>` and calling it costs the flusher a large part of a one-object durable commit.
     package func start(publisher: any DurablePublisher) {
         delivery.locked { $0.target = publisher }
@@ -317,6 +317,8 @@ package final class Journal: Sendable {
         }
         if alreadyClosed { return }
         wake.signal()
+        // Published through the last turn; the link goes, so a closed journal holds nothing of its store's.
+        defer { delivery.locked { $0.target = nil } }
         try ticket.wait()
     }
 

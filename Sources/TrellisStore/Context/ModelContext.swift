@@ -20,9 +20,10 @@ import TrellisJournal
 /// A context and its model objects belong to one thread or actor (they are not `Sendable`); `ObjectID`s cross
 /// threads. `save()` detects conflicts optimistically and resolves them by `mergePolicy`.
 public final class ModelContext {
-    /// The store the context saves to. The view context holds it weakly (the store owns the view context).
+    /// The store the context saves to. The view context holds it unowned (the store owns the view context); not weak,
+    /// since a weak reference would give the store a side table and every retain and release of it the slow path.
     private let strongStore: Store?
-    private weak var weakStore: Store?
+    private unowned let unownedStore: Store
     /// The context a child context saves into; nil for a root context.
     public let parent: ModelContext?
     /// How `save()` resolves conflicts with commits made since this context read the objects it changed.
@@ -61,7 +62,7 @@ public final class ModelContext {
 
     init(store: Store, weak: Bool) {
         self.strongStore = weak ? nil : store
-        self.weakStore = store
+        self.unownedStore = store
         self.parent = nil
         self.ownBase = store.snapshot
         self.epochs = [ownBase]
@@ -88,7 +89,7 @@ public final class ModelContext {
     /// - Complexity: O(1).
     public init(parent: ModelContext) {
         self.strongStore = parent.strongStore
-        self.weakStore = parent.weakStore
+        self.unownedStore = parent.unownedStore
         self.parent = parent
         self.ownBase = parent.ownBase
         self.epochs = []
@@ -100,12 +101,8 @@ public final class ModelContext {
     }
 
     /// The store this context saves to.
-    public var store: Store {
-        guard let store = strongStore ?? weakStore else {
-            preconditionFailure("Trellis: the store of this context has been released")
-        }
-        return store
-    }
+    /// The view context must not be used once its store is released (that traps).
+    public var store: Store { strongStore ?? unownedStore }
 
     var schema: Schema { ownBase.schema }
 

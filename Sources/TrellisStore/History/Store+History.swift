@@ -167,8 +167,8 @@ extension Store {
     /// Calls `handler` after each turn that writes the journal (the flusher's, or a committing thread's) with the
     /// newest commit synced; for as long as the returned token lives.
     func watchSyncs(_ handler: @escaping @Sendable (UInt64) -> Void) -> ObservationToken {
-        let id = syncWatchers.locked { $0.add(handler) }
-        return ObservationToken { [weak self] in self?.syncWatchers.locked { $0.remove(id) } }
+        let id = publication.syncWatchers.locked { $0.add(handler) }
+        return ObservationToken { [publication] in publication.syncWatchers.locked { $0.remove(id) } }
     }
 
     /// Records that `consumer` has handled the history up to `token`: with `HistoryRetention.consumers` naming it,

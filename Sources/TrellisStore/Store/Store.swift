@@ -17,19 +17,17 @@ import TrellisJournal
 /// let saved = try Store(directory: url, schema: schema)  // on disk: a journal, recovered at open
 /// defer { try? saved.close() }
 /// ```
-public final class Store: Sendable, DurablePublisher {
+public final class Store: Sendable {
     /// The store's schema, with its migration history (`Schema.history`).
     public let schema: Schema
     let allocator: SerialAllocator
-    /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
-    private let published: Mutex<Graph>
-    let reclaimer = VersionReclaimer()
+    /// The published version, the observers and what waits for syncs (the journal publishes through it).
+    let publication: StorePublication
+    var reclaimer: VersionReclaimer { publication.reclaimer }
     /// Serialises commits; holds the newest committed version (in `.perCommit` durability it may be ahead of the
     /// published one by the commits waiting for their sync: the next commit builds on it).
     private let writer: Mutex<Graph>
-    private let observers = Mutex<ObserverList>(ObserverList())
-    /// The threads inside an observer's handler now, so that a commit from one throws instead of deadlocking.
-    private let observerThreads = ObserverThreads()
+    private var observerThreads: ObserverThreads { publication.observerThreads }
     /// The journal of a directory store open for writing; nil in memory and read-only.
     let journal: Journal?
     /// What reads the writer's commits into a store opened with `StoreOptions.follow`; nil otherwise.
@@ -45,15 +43,13 @@ public final class Store: Sendable, DurablePublisher {
     let contexts = StoreContexts()
     /// The store's history id, once read (see Store+History.swift).
     let historyID = Mutex<UUID??>(nil)
-    /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
-    let syncWatchers = Mutex(SyncWatchers())
 
     /// Opens an empty store that lives in memory only.
     public init(schema: Schema) {
         let graph = Graph(schema: schema)
         self.schema = schema
         self.allocator = SerialAllocator(after: graph.maxSerials)
-        self.published = Mutex(graph)
+        self.publication = StorePublication(graph)
         self.writer = Mutex(graph)
         self.journal = nil
         self.follower = nil
@@ -88,7 +84,7 @@ public final class Store: Sendable, DurablePublisher {
         let opened = try StoreOpener.open(directory: directory.path, plan: plan, options: options)
         self.schema = opened.graph.schema
         self.allocator = SerialAllocator(after: opened.graph.maxSerials)
-        self.published = Mutex(opened.graph)
+        self.publication = StorePublication(opened.graph)
         self.writer = Mutex(opened.graph)
         self.journal = opened.journal
         self.follower = opened.follower
@@ -96,9 +92,9 @@ public final class Store: Sendable, DurablePublisher {
         self.recoveryReport = opened.report
         // `follow` set after `StoreOptions.init` leaves `readOnly` as it was: a follower is read-only all the same.
         self.isReadOnly = options.readOnly || options.follow
-        journal?.start(publisher: self)
+        journal?.start(publisher: publication)
         follower?.start(
-            publisher: self, notifications: options.followNotifications, interval: options.followPollInterval)
+            publisher: publication, notifications: options.followNotifications, interval: options.followPollInterval)
     }
 
     deinit {
@@ -110,7 +106,7 @@ public final class Store: Sendable, DurablePublisher {
 
     /// The newest published version of the graph.
     /// - Complexity: O(1); never waits for a commit in progress.
-    public var snapshot: Snapshot { published.locked { $0 } }
+    public var snapshot: Snapshot { publication.published.locked { $0 } }
 
     /// A new, empty transaction against this store's schema.
     public func transaction() -> Transaction { Transaction(schema: schema, allocator: allocator) }
@@ -153,7 +149,7 @@ public final class Store: Sendable, DurablePublisher {
             // A commit that changes nothing answers with the published version: in `.perCommit` mode the head may
             // hold commits that are not durable yet, which no reader may see.
             if transaction.isEmpty {
-                let current = published.locked { $0 }
+                let current = publication.published.locked { $0 }
                 return (Commit(sequence: current.sequence, changes: ChangeSet(), snapshot: current), nil)
             }
             try checkWritable()
@@ -161,7 +157,7 @@ public final class Store: Sendable, DurablePublisher {
                 transaction, on: head, encodingAhead: journal != nil)
             if changes.isEmpty {
                 // Nothing to do after resolution (a link that already exists): no sequence number is spent.
-                let current = published.locked { $0 }
+                let current = publication.published.locked { $0 }
                 return (Commit(sequence: current.sequence, changes: changes, snapshot: current), nil)
             }
             let commit = Commit(sequence: next.sequence, changes: changes, snapshot: next, author: transaction.author)
@@ -169,8 +165,8 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit, ahead: ahead.wait(), leftovers: &leftovers)
             head = next
             if durable == nil {
-                released = publish(next, changes: Self.footprint(changes))
-                notify(commit)
+                released = publication.publish(next, changes: StorePublication.footprint(changes))
+                publication.notify(commit)
             }
             return (commit, durable)
         }
@@ -212,8 +208,8 @@ public final class Store: Sendable, DurablePublisher {
             let durable = try journal?.record(commit, leftovers: &leftovers)
             head = next
             if durable == nil {
-                released = publish(next, changes: Self.footprint(changes))
-                notify(commit)
+                released = publication.publish(next, changes: StorePublication.footprint(changes))
+                publication.notify(commit)
             }
             return durable
         }
@@ -316,41 +312,6 @@ public final class Store: Sendable, DurablePublisher {
         if let failure = journal?.failure { throw failure }
     }
 
-    /// Publishes commits the journal made durable (`.perCommit`), in order, on the thread that synced them (the
-    /// flusher, or a committing thread that took the turn).
-    package func publishDurable(_ commits: [Commit]) {
-        guard let last = commits.last else { return }
-        // A refresh publishes a version that shares nothing with the one it replaces, whatever its change count.
-        let changes =
-            commits.contains(where: \.isRefresh) ? Int.max : commits.reduce(0) { $0 + Self.footprint($1.changes) }
-        let released = publish(last.snapshot, changes: changes)
-        for commit in commits { notify(commit) }
-        withExtendedLifetime(released) {}
-    }
-
-    /// Tells what waits for durability that the journal synced through `sequence` (on the thread that synced).
-    package func synced(through sequence: UInt64) {
-        let handlers = syncWatchers.locked { $0.handlers }
-        for handler in handlers { handler(sequence) }
-    }
-
-    /// About how many objects a commit wrote, counted as far as the reclaimer's bound (`ChangeSet.footprint`).
-    private static func footprint(_ changes: ChangeSet) -> Int {
-        changes.footprint(upTo: VersionReclaimer.freedInlineBelow)
-    }
-
-    /// Makes `graph` the version readers get; the one it replaces goes to the reclaimer, so no reader frees it.
-    /// `changes`: about how many objects the changes from the replaced version to `graph` wrote (`footprint`), so
-    /// about how much only the replaced one holds. Returns a version the reclaimer let go, for the caller to drop
-    /// outside its locks.
-    private func publish(_ graph: Graph, changes: Int) -> Graph? {
-        let replaced = published.locked { current -> Graph in
-            defer { current = graph }
-            return current
-        }
-        return reclaimer.retire(replaced, replacedBy: changes)
-    }
-
     // MARK: Observers
 
     /// Calls `handler` after every commit, in commit order, on the committing thread (in `.perCommit` durability: once
@@ -360,14 +321,9 @@ public final class Store: Sendable, DurablePublisher {
     /// wait for that thread), so hop first to save in reaction to a commit. Observation ends when the returned token
     /// is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
-        let id = observers.locked { $0.add(handler) }
-        return ObservationToken { [weak self] in self?.observers.locked { $0.remove(id) } }
-    }
-
-    private func notify(_ commit: Commit) {
-        let handlers = observers.locked { $0.handlers }
-        if handlers.isEmpty { return }
-        observerThreads.run { for handler in handlers { handler(commit) } }
+        let id = publication.observers.locked { $0.add(handler) }
+        // The token holds the publication, not the store: a weak reference would give the store a side table.
+        return ObservationToken { [publication] in publication.observers.locked { $0.remove(id) } }
     }
 }
 

@@ -245,7 +245,7 @@ private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
         var expected = before
         for row in kept {
             expected[address(row.columns), default: 0] += 1
-            expected[address(row.links), default: 0] += 1
+            expected[address(row.links!), default: 0] += 1
         }
         #expect(kept.count == 40 && counts() == expected)
         kept.removeAll()

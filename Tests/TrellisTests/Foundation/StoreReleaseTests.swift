@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisGraph
+@testable import TrellisJournal
+@testable import TrellisStore
+
+/// The journal, a follower, observation tokens and the view context reach the store's published version through
+/// `StorePublication`, held strongly, or hold the store unowned; nothing holds the store weakly (that gave every
+/// retain of it the runtime's slow path). These tests prove the links make no cycle: a store an app lets go is
+/// freed, its journal closed and its lock released, whatever was attached to it.
+@MainActor @Suite struct StoreReleaseTests {
+    static let schema = try! Schema([EntityDescription("Note", attributes: [.init("n", .int)])])
+
+    final class Probe: @unchecked Sendable {
+        weak var store: Store?
+    }
+
+    static func directory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("release-\(UUID().uuidString)")
+    }
+
+    /// Opens a store in `directory` with `durability`, attaches an observer, the view context and a follower's
+    /// observer, commits, drops every reference but the probe's, and returns the probe and the observer's count.
+    static func useAndDrop(_ directory: URL, _ durability: StoreOptions.Durability) throws -> (Probe, Int) {
+        let probe = Probe()
+        let seen = Mutex(0)
+        do {
+            let store = try Store(directory: directory, schema: schema, options: StoreOptions(durability: durability))
+            probe.store = store
+            let token = store.observe { _ in seen.withLock { $0 += 1 } }
+            let follower = try Store(directory: directory, schema: schema, options: .follower)
+            let followed = follower.observe { _ in }
+            let view = store.viewContext
+            for i in 0..<3 { try store.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(i))]) } }
+            try store.flush()
+            #expect(view.store === store)
+            // The tokens are kept alive to the end: released with the store, not cancelled first.
+            withExtendedLifetime((token, followed, follower)) {}
+        }
+        return (probe, seen.withLock { $0 })
+    }
+
+    @Test(arguments: [StoreOptions.Durability.perCommit, .interval(60)])
+    func aStoreWithAnObserverAViewContextAndAFollowerIsFreedWhenReleased(_ durability: StoreOptions.Durability) throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (probe, seen) = try Self.useAndDrop(directory, durability)
+        #expect(seen == 3, "the observer saw the three commits")
+        // The flusher may hold the journal a moment after the store's deinit closed it; the store itself goes at once.
+        #expect(probe.store == nil, "the store was freed: nothing kept it alive")
+        // Its deinit closed the journal and released the writer's lock: the directory opens for writing again, with
+        // the commits made before the release.
+        let reopened = try Store(directory: directory, schema: Self.schema)
+        #expect(reopened.snapshot.count(entity: 0) == 3)
+        try reopened.close()
+    }
+
+    @Test func aClosedStoresObservationTokenOutlivesItAndCancelsQuietly() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let probe = Probe()
+        var token: ObservationToken?
+        do {
+            let store = try Store(directory: directory, schema: Self.schema)
+            probe.store = store
+            token = store.observe { _ in }
+            try store.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
+            try store.close()
+        }
+        #expect(probe.store == nil, "a token the app keeps does not keep the store")
+        token?.cancel()
+        token = nil
+    }
+}
