@@ -100,8 +100,13 @@ extension Journal {
                 var work = box.takeWrites()
                 work.intervalDue = due
                 if leftoversDue {
+                    let idle = now >= box.leftoversSince + Self.leftoversKeptFor
                     work.leftovers = box.takeLeftovers()
-                    box.handOver.droppedIdle += work.leftovers.graphs.count
+                    if idle {
+                        box.handOver.droppedIdle += work.leftovers.graphs.count
+                    } else {
+                        box.handOver.droppedAtClose += work.leftovers.graphs.count
+                    }
                 }
                 if compact {
                     work.compact = true

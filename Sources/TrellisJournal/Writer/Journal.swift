@@ -67,8 +67,10 @@ package final class Journal: Sendable {
         var handedBack = 0
         /// Taken from `leftovers` by a commit.
         var takenByCommits = 0
-        /// Dropped by the flusher: left in `leftovers` for `leftoversKeptFor` or until close.
+        /// Dropped by the flusher: left in `leftovers` for `leftoversKeptFor`.
         var droppedIdle = 0
+        /// Dropped by the flusher at close, before `leftoversKeptFor` had passed.
+        var droppedAtClose = 0
         /// Dropped by the flusher at once: a commit written with them was big, or the store was closing.
         var droppedAtOnce = 0
     }

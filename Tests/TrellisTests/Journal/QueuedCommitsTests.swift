@@ -53,6 +53,7 @@ import TrellisTestSupport
                 Self.leftoversEmpty(store)
                     && Self.handOver(store).handedBack == Self.handOver(store).takenByCommits
                         + Self.handOver(store).droppedIdle
+                    && Self.handOver(store).droppedAtClose == 0
             })
         try store.flush()
         try store.close()
@@ -83,22 +84,30 @@ import TrellisTestSupport
     }
 
     @Test func closeDropsWhatWasHandedBack() throws {
-        let disk = SimulatedFileLayer()
-        let store = try disk.open(Self.schema, disk.options(.none))
-        var commits = 0
-        let start = Date()
-        while Self.handOver(store).handedBack < 1 && Date().timeIntervalSince(start) < 20 {
-            try store.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(commits))]) }
-            commits += 1
+        // Close right after a hand-back, before the 20 ms idle drop: the flusher drops the leftovers as it closes.
+        // A run where the idle drop came first (a slow machine between the hand-back and close) is tried again.
+        var droppedAtClose = 0
+        for _ in 0..<5 where droppedAtClose == 0 {
+            let disk = SimulatedFileLayer()
+            let store = try disk.open(Self.schema, disk.options(.none))
+            var commits = 0
+            let start = Date()
+            while Self.handOver(store).handedBack < 1 && Date().timeIntervalSince(start) < 20 {
+                try store.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(commits))]) }
+                commits += 1
+            }
+            #expect(Self.handOver(store).handedBack >= 1)
+            try store.close()
+            #expect(Self.leftoversEmpty(store), "nothing handed back outlives close")
+            let counts = Self.handOver(store)
+            #expect(
+                counts.handedBack == counts.takenByCommits + counts.droppedIdle + counts.droppedAtClose, "\(counts)")
+            droppedAtClose += counts.droppedAtClose
+            let reopened = try disk.open(Self.schema, disk.options(.none))
+            #expect(reopened.snapshot.count(entity: 0) == commits)
+            try reopened.close()
         }
-        #expect(Self.handOver(store).handedBack >= 1)
-        try store.close()
-        #expect(Self.leftoversEmpty(store))
-        let counts = Self.handOver(store)
-        #expect(counts.handedBack == counts.takenByCommits + counts.droppedIdle, "\(counts)")
-        let reopened = try disk.open(Self.schema, disk.options(.none))
-        #expect(reopened.snapshot.count(entity: 0) == commits)
-        try reopened.close()
+        #expect(droppedAtClose >= 1, "close dropped what the flusher had handed back")
     }
 
     static func committersTurns(_ store: Store) -> Int { store.journal!.inbox.locked { $0.committersTurns } }
@@ -230,9 +239,16 @@ import TrellisTestSupport
         // by the flusher once acknowledged; none on the flusher.
         let counts = Self.handOver(store)
         #expect(counts.droppedAtOnce == 0, "\(counts)")
-        #expect(counts.handedBack + Self.committersTurns(store) > 0, "\(counts)")
+        // Small durable commits wake no flusher: their own threads take the turn (several records a turn when the
+        // threads' commits queue together), so at least one turn was a committer's and there were at most 200.
+        let turns = Self.committersTurns(store)
+        #expect(turns >= 1 && turns <= 200, "\(turns) committers' turns, \(counts)")
         token.cancel()
         try store.close()
+        // Whatever the flusher handed back was taken by a commit or dropped by the flusher, none twice.
+        let closed = Self.handOver(store)
+        #expect(closed.handedBack == closed.takenByCommits + closed.droppedIdle + closed.droppedAtClose, "\(closed)")
+        #expect(Self.leftoversEmpty(store))
         let reopened = try disk.open(Self.schema, disk.options(.perCommit))
         #expect(reopened.snapshot.count(entity: 0) == 200)
         try reopened.close()
