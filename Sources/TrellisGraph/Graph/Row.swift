@@ -301,9 +301,12 @@ extension Row {
         to.storeBytes(
             of: from.load(fromByteOffset: MemoryLayout<Leaf>.offset(of: \.columns)!, as: UInt.self),
             toByteOffset: MemoryLayout<Row>.offset(of: \.columns)!, as: UInt.self)
+        // nil (a zero word) for the shared empty array, as `init` makes it; compared by address, so that a row of an
+        // entity with relationships does not read its link array's header to find out.
+        let links = from.load(fromByteOffset: MemoryLayout<Leaf>.offset(of: \.links)!, as: UInt.self)
+        let empty = unsafeBitCast([LinkColumn](), to: UInt.self)
         to.storeBytes(
-            of: from.load(fromByteOffset: MemoryLayout<Leaf>.offset(of: \.links)!, as: UInt.self),
-            toByteOffset: MemoryLayout<Row>.offset(of: \.links)!, as: UInt.self)
+            of: links == empty ? 0 : links, toByteOffset: MemoryLayout<Row>.offset(of: \.links)!, as: UInt.self)
         to.storeBytes(of: id, toByteOffset: MemoryLayout<Row>.offset(of: \.id)!, as: ObjectID.self)
     }
 }

@@ -167,8 +167,9 @@ extension Store {
     /// Calls `handler` after each turn that writes the journal (the flusher's, or a committing thread's) with the
     /// newest commit synced; for as long as the returned token lives.
     func watchSyncs(_ handler: @escaping @Sendable (UInt64) -> Void) -> ObservationToken {
-        let id = publication.syncWatchers.locked { $0.add(handler) }
-        return ObservationToken { [publication] in publication.syncWatchers.locked { $0.remove(id) } }
+        let handlers = publication.handlers
+        let id = handlers.syncWatchers.locked { $0.add(handler) }
+        return ObservationToken { handlers.syncWatchers.locked { $0.remove(id) } }
     }
 
     /// Records that `consumer` has handled the history up to `token`: with `HistoryRetention.consumers` naming it,

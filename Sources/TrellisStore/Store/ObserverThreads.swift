@@ -13,11 +13,11 @@ final class ObserverThreads: Sendable {
     /// Runs `body` (which calls the handlers) with the current thread counted as running observers.
     func run(_ body: () -> Void) {
         let me = pthread_self()
-        threads.withLock { $0.append(me) }
+        threads.locked { $0.append(me) }
         running.add(1, ordering: .sequentiallyConsistent)
         defer {
             running.subtract(1, ordering: .sequentiallyConsistent)
-            threads.withLock { all in
+            threads.locked { all in
                 if let i = all.firstIndex(where: { pthread_equal($0, me) != 0 }) { all.remove(at: i) }
             }
         }
@@ -29,7 +29,7 @@ final class ObserverThreads: Sendable {
     var includesCurrentThread: Bool {
         guard running.load(ordering: .sequentiallyConsistent) > 0 else { return false }
         let me = pthread_self()
-        return threads.withLock { all in all.contains { pthread_equal($0, me) != 0 } }
+        return threads.locked { all in all.contains { pthread_equal($0, me) != 0 } }
     }
 
     /// Throws `.calledFromObserver` when the current thread is inside one of the store's handlers; `call` names what

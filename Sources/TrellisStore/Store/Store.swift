@@ -196,6 +196,7 @@ public final class Store: Sendable {
     package func applyReplicated(
         _ changes: ChangeSet, sequence: UInt64, author: String?, waitDurable: Bool = true
     ) throws {
+        try observerThreads.refuse("applying a replicated commit")
         var released: Graph?
         var leftovers = Journal.Leftovers()
         let durable: Ticket? = try writer.locked { head in
@@ -240,14 +241,12 @@ public final class Store: Sendable {
 
     /// Writes a checkpoint of the current version in the background and drops the journal it replaces; returns
     /// when that is committed. Readers and writers carry on meanwhile. A no-op in memory.
-    public func compact() throws {
-        try observerThreads.refuse("compact()")
-        try compact(evenIfUpToDate: false)
-    }
+    public func compact() throws { try compact(evenIfUpToDate: false) }
 
     /// `compact()` that writes a checkpoint even when the last one holds the newest version (the bench times a whole
     /// rewrite with it).
     package func compact(evenIfUpToDate: Bool) throws {
+        try observerThreads.refuse("compact()")
         guard !isReadOnly else { throw TrellisError(.readOnly, "the store is open read-only; it cannot compact") }
         try journal?.compact(evenIfUpToDate: evenIfUpToDate)
     }
@@ -321,9 +320,11 @@ public final class Store: Sendable {
     /// wait for that thread), so hop first to save in reaction to a commit. Observation ends when the returned token
     /// is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
-        let id = publication.observers.locked { $0.add(handler) }
-        // The token holds the publication, not the store: a weak reference would give the store a side table.
-        return ObservationToken { [publication] in publication.observers.locked { $0.remove(id) } }
+        let handlers = publication.handlers
+        let id = handlers.observers.locked { $0.add(handler) }
+        // The token holds the handler lists only: a weak reference would give the store a side table, and the whole
+        // publication would keep the published version alive as long as the token.
+        return ObservationToken { handlers.observers.locked { $0.remove(id) } }
     }
 }
 

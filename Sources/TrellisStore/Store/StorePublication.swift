@@ -11,11 +11,11 @@ final class StorePublication: Sendable, DurablePublisher {
     /// The newest published version. Readers copy it out under the lock (a few retains) and read outside it.
     let published: Mutex<Graph>
     let reclaimer = VersionReclaimer()
-    let observers = Mutex<ObserverList>(ObserverList())
+    /// The observers and the sync watchers, apart: a token holds only them, so a token kept after its store is gone
+    /// keeps no version of the store's data.
+    let handlers = StoreHandlers()
     /// The threads inside an observer's handler now, so that a commit from one throws instead of deadlocking.
     let observerThreads = ObserverThreads()
-    /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
-    let syncWatchers = Mutex(SyncWatchers())
 
     init(_ graph: Graph) { published = Mutex(graph) }
 
@@ -38,7 +38,7 @@ final class StorePublication: Sendable, DurablePublisher {
 
     /// Calls the observers registered now with `commit`, in registration order.
     func notify(_ commit: Commit) {
-        let handlers = observers.locked { $0.handlers }
+        let handlers = handlers.observers.locked { $0.handlers }
         if handlers.isEmpty { return }
         observerThreads.run { for handler in handlers { handler(commit) } }
     }
@@ -57,7 +57,14 @@ final class StorePublication: Sendable, DurablePublisher {
 
     /// Tells what waits for durability that the journal synced through `sequence` (on the thread that synced).
     package func synced(through sequence: UInt64) {
-        let handlers = syncWatchers.locked { $0.handlers }
+        let handlers = handlers.syncWatchers.locked { $0.handlers }
         for handler in handlers { handler(sequence) }
     }
+}
+
+/// A store's observers and what waits for its syncs; what observation tokens hold.
+final class StoreHandlers: Sendable {
+    let observers = Mutex<ObserverList>(ObserverList())
+    /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
+    let syncWatchers = Mutex(SyncWatchers())
 }

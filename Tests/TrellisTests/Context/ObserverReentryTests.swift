@@ -10,7 +10,7 @@ import Testing
 /// A store's observers run while the store holds what a commit waits for (the writer lock, or in `.perCommit`
 /// durability the journal's turn). A commit, flush, compaction or close of the same store from inside a handler used
 /// to hang the process for good; now it throws `.calledFromObserver`, changes nothing, and the store carries on.
-@Suite struct ObserverReentryTests {
+@Suite(.timeLimit(.minutes(1))) struct ObserverReentryTests {
     static let schema = try! Schema([EntityDescription("Note", attributes: [.init("n", .int)])])
 
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
@@ -47,24 +47,24 @@ import Testing
         let caught = Mutex<[TrellisError.Code]>([])
         let seen = Mutex<[UInt64]>([])
         let token = store.observe { commit in
-            seen.withLock { $0.append(commit.sequence) }
+            seen.locked { $0.append(commit.sequence) }
             do {
                 try store.write { tx in _ = try tx.insert("Note", ["n": .int(99)]) }
             } catch let error as TrellisError {
-                caught.withLock { $0.append(error.code) }
+                caught.locked { $0.append(error.code) }
             } catch {
                 Issue.record("not a TrellisError: \(error)")
             }
         }
         try store.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
-        #expect(caught.withLock { $0 } == [.calledFromObserver], "the handler's commit was refused, once")
+        #expect(caught.locked { $0 } == [.calledFromObserver], "the handler's commit was refused, once")
         #expect(Self.values(store) == [1], "the refused commit left nothing")
         // The store is neither stuck nor failed: the next commit, from outside a handler, goes through and is seen.
         token.cancel()
         try store.write { tx in _ = try tx.insert("Note", ["n": .int(2)]) }
         #expect(Self.values(store) == [1, 2])
         #expect(store.failure == nil)
-        #expect(seen.withLock { $0 }.count == 1, "the observer saw the first commit only (cancelled before the second)")
+        #expect(seen.locked { $0 }.count == 1, "the observer saw the first commit only (cancelled before the second)")
         try store.close()
         if let directory {
             let (reopened, _) = try Self.open(kind, at: directory)
@@ -81,9 +81,9 @@ import Testing
             func attempt(_ name: String, _ call: () throws -> Void) {
                 do {
                     try call()
-                    outcomes.withLock { $0[name] = .some(nil) }
+                    outcomes.locked { $0[name] = .some(nil) }
                 } catch let error as TrellisError {
-                    outcomes.withLock { $0[name] = error.code }
+                    outcomes.locked { $0[name] = error.code }
                 } catch {
                     Issue.record("\(name): not a TrellisError: \(error)")
                 }
@@ -94,7 +94,7 @@ import Testing
             attempt("close") { try store.close() }
         }
         try store.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
-        let got = outcomes.withLock { $0 }
+        let got = outcomes.locked { $0 }
         // Refused in every kind of store, in memory too (where they wait for nothing), so tests of an app on an
         // in-memory store find the mistake.
         #expect(got["compact"] == .some(.calledFromObserver))
@@ -122,14 +122,14 @@ import Testing
                 do {
                     try store.write { tx in _ = try tx.insert("Note", ["n": .int(10)]) }
                 } catch {
-                    failures.withLock { $0.append("\(error)") }
+                    failures.locked { $0.append("\(error)") }
                 }
                 saved.signal()
             }
         }
         try store.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
         #expect(saved.wait(timeout: .now() + 30) == .success, "the hopped commit finished")
-        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(failures.locked { $0 }.isEmpty)
         #expect(Self.values(store) == [1, 10])
         token.cancel()
         try store.close()
@@ -147,7 +147,7 @@ import Testing
                 do {
                     try call()
                 } catch let error as TrellisError {
-                    outcomes.withLock { $0.append(error.code) }
+                    outcomes.locked { $0.append(error.code) }
                 } catch {
                     Issue.record("not a TrellisError: \(error)")
                 }
@@ -158,7 +158,7 @@ import Testing
         // From the test's thread, outside any handler, catching up is allowed and publishes the commit.
         #expect(try follower.catchUp() == 1)
         #expect(published.wait(timeout: .now() + 30) == .success)
-        #expect(outcomes.withLock { $0 } == [.calledFromObserver, .calledFromObserver])
+        #expect(outcomes.locked { $0 } == [.calledFromObserver, .calledFromObserver])
         #expect(follower.isFollowing, "the refused close left the follower following")
         #expect(Self.values(follower) == [7])
         token.cancel()
@@ -174,7 +174,7 @@ import Testing
         let seenInside = Mutex<Bool?>(nil)
         let worker = Thread {
             threads.run {
-                seenInside.withLock { $0 = threads.includesCurrentThread }
+                seenInside.locked { $0 = threads.includesCurrentThread }
                 inside.signal()
                 release.wait()
             }
@@ -182,12 +182,15 @@ import Testing
         worker.start()
         inside.wait()
         // Another thread is inside a handler: this one is not, and may commit.
-        #expect(seenInside.withLock { $0 } == true)
+        #expect(seenInside.locked { $0 } == true)
         #expect(!threads.includesCurrentThread)
         #expect(throws: Never.self) { try threads.refuse("a commit") }
         threads.run {
             #expect(threads.includesCurrentThread)
             #expect(throws: TrellisError.self) { try threads.refuse("a commit") }
+            // A handler whose work notifies again on this thread: still inside after the inner run returns.
+            threads.run { #expect(threads.includesCurrentThread) }
+            #expect(threads.includesCurrentThread)
         }
         release.signal()
         #expect(!threads.includesCurrentThread)

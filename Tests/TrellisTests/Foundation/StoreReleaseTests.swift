@@ -16,6 +16,8 @@ import Testing
 
     final class Probe: @unchecked Sendable {
         weak var store: Store?
+        weak var publication: StorePublication?
+        weak var journal: Journal?
     }
 
     static func directory() -> URL {
@@ -30,7 +32,9 @@ import Testing
         do {
             let store = try Store(directory: directory, schema: schema, options: StoreOptions(durability: durability))
             probe.store = store
-            let token = store.observe { _ in seen.withLock { $0 += 1 } }
+            probe.publication = store.publication
+            probe.journal = store.journal
+            let token = store.observe { _ in seen.locked { $0 += 1 } }
             let follower = try Store(directory: directory, schema: schema, options: .follower)
             let followed = follower.observe { _ in }
             let view = store.viewContext
@@ -40,7 +44,7 @@ import Testing
             // The tokens are kept alive to the end: released with the store, not cancelled first.
             withExtendedLifetime((token, followed, follower)) {}
         }
-        return (probe, seen.withLock { $0 })
+        return (probe, seen.locked { $0 })
     }
 
     @Test(arguments: [StoreOptions.Durability.perCommit, .interval(60)])
@@ -51,6 +55,8 @@ import Testing
         #expect(seen == 3, "the observer saw the three commits")
         // The flusher may hold the journal a moment after the store's deinit closed it; the store itself goes at once.
         #expect(probe.store == nil, "the store was freed: nothing kept it alive")
+        #expect(eventually(within: 10) { probe.journal == nil }, "the closed journal was freed")
+        #expect(eventually(within: 10) { probe.publication == nil }, "and with it the published version")
         // Its deinit closed the journal and released the writer's lock: the directory opens for writing again, with
         // the commits made before the release.
         let reopened = try Store(directory: directory, schema: Self.schema)
@@ -66,11 +72,15 @@ import Testing
         do {
             let store = try Store(directory: directory, schema: Self.schema)
             probe.store = store
+            probe.publication = store.publication
             token = store.observe { _ in }
             try store.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
             try store.close()
         }
         #expect(probe.store == nil, "a token the app keeps does not keep the store")
+        #expect(
+            eventually(within: 10) { probe.publication == nil },
+            "nor its published version (the token holds the handler lists)")
         token?.cancel()
         token = nil
     }

@@ -53,7 +53,6 @@ import TrellisTestSupport
                 Self.leftoversEmpty(store)
                     && Self.handOver(store).handedBack == Self.handOver(store).takenByCommits
                         + Self.handOver(store).droppedIdle
-                    && Self.handOver(store).droppedAtClose == 0
             })
         try store.flush()
         try store.close()
