@@ -72,25 +72,19 @@ public struct Row: Sendable {
     /// A string attribute's value, read in place; nil when null or not a string attribute.
     /// - Complexity: O(1) plus the string's copy.
     @inlinable @inline(__always) public func string(_ attribute: AttributeKey) -> String? {
-        // The bytes go to the stack inside the arrays' closure and the string is made after it, so no array is held
-        // across the string's initializer (an opaque call) and the caller's loop retains nothing for it.
+        // The bytes' address is found inside the arrays' closure and the string made after it, so no array is held
+        // across the string's initializer (an opaque call) and the caller's loop retains nothing for it. The row
+        // holds the leaf's column list, which holds the bytes, for the whole call.
         let i = attribute.index
         let r = index
-        var copy: PackedStrings.StackBytes = (0, 0, 0, 0, 0, 0, 0, 0)
-        var long: String?
-        let count = columns.withUnsafeBufferPointer { columns -> Int in
+        let (start, count) = columns.withUnsafeBufferPointer { columns -> (UnsafePointer<UInt8>?, Int) in
             precondition(UInt(bitPattern: i) < UInt(columns.count), "an attribute of another entity")
-            guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(r)) == 0 else { return -2 }
-            let strings = (columns.baseAddress! + i).pointer(to: \.strings)!
-            let count = PackedStrings.copy(at: strings, r, into: &copy)
-            if count < 0 { long = strings.pointee.string(r) }
-            return count
+            guard columns[i].kind == .string, columns[i].nulls & (1 << UInt64(r)) == 0 else { return (nil, -1) }
+            return PackedStrings.utf8(at: (columns.baseAddress! + i).pointer(to: \.strings)!, r)
         }
-        if count == -2 { return nil }
-        if count < 0 { return long }
-        return withUnsafeBytes(of: &copy) { all in
-            String(decoding: UnsafeRawBufferPointer(rebasing: all[0..<count]), as: UTF8.self)
-        }
+        if count < 0 { return nil }
+        guard let start else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
     }
 
     /// A date attribute's value, read without building a `Value`; nil when null or not a date attribute.

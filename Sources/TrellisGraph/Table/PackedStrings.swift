@@ -40,23 +40,20 @@ import TrellisCore
         }
     }
 
-    /// Copies row `row`'s bytes, read through a pointer to the column's storage, into `copy` and returns their count,
-    /// or -1 when they do not fit (then read them with `string(_:)`). `Row.string` makes the string from the copy once
-    /// the leaf's arrays are done with: made from the leaf's buffer, the compiler kept both arrays retained across the
-    /// string initializer (an opaque call), four atomic operations per read.
+    /// Where row `row`'s bytes start in the column's buffer, read through a pointer to the column's storage, and
+    /// their count. `Row.string` makes the string from them once it is out of the arrays' closures: made inside
+    /// them, the compiler kept both arrays retained across the string initializer (an opaque call), four atomic
+    /// operations per read. The address stays valid while the leaf holding this column lives and is not written,
+    /// which a row's column list guarantees (it is immutable and the row holds it).
     @inlinable @inline(__always)
-    static func copy(at strings: UnsafePointer<PackedStrings>, _ row: Int, into copy: inout StackBytes) -> Int {
-        withUnsafeMutableBytes(of: &copy) { buffer -> Int in
-            let ends = strings.pointer(to: \.ends)!
-            let bytes = strings.pointer(to: \.bytes)!
-            let range = Self.span(ends, row)
-            guard range.count <= buffer.count else { return -1 }
-            bytes.pointee.withUnsafeBufferPointer { source in
-                guard !range.isEmpty else { return }
-                precondition(range.upperBound <= source.count, "a string's end beyond its leaf's bytes")
-                buffer.baseAddress!.copyMemory(from: source.baseAddress! + range.lowerBound, byteCount: range.count)
-            }
-            return range.count
+    static func utf8(at strings: UnsafePointer<PackedStrings>, _ row: Int) -> (UnsafePointer<UInt8>?, Int) {
+        let ends = strings.pointer(to: \.ends)!
+        let bytes = strings.pointer(to: \.bytes)!
+        let range = Self.span(ends, row)
+        return bytes.pointee.withUnsafeBufferPointer { source in
+            guard !range.isEmpty else { return (nil, 0) }
+            precondition(range.upperBound <= source.count, "a string's end beyond its leaf's bytes")
+            return (source.baseAddress! + range.lowerBound, range.count)
         }
     }
 
@@ -67,8 +64,6 @@ import TrellisCore
             return (row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])
         }
     }
-
-    @usableFromInline typealias StackBytes = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
     func isEmpty(_ row: Int) -> Bool { span(row).isEmpty }
 

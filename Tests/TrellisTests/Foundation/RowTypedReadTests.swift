@@ -96,12 +96,10 @@ import Glibc
         checkAll(store.snapshot)
     }
 
-    /// An attribute key of another entity whose index is past this entity's columns traps: the read must not reach
-    /// memory after the leaf's column array.
-    /// `Row.string` copies a string of up to 64 UTF-8 bytes to the stack before making it and reads a longer one from
-    /// the leaf: every length around that edge, multibyte characters across it, and the empty string read back as
-    /// stored, beside their neighbours in the same leaf.
-    @Test func stringsOfEveryLengthAroundTheStackCopyReadBackWhole() throws {
+    /// `Row.string` makes the string from the leaf's bytes in place (it copied up to 64 of them to the stack before):
+    /// every length around that old edge, multibyte characters across it, and the empty string read back as stored,
+    /// beside their neighbours in the same leaf, from a looked-up row and from the row iterator.
+    @Test func stringsOfEveryLengthReadBackWhole() throws {
         let store = Store(schema: Self.schema)
         let s = try Self.schema.attribute("Thing", "s")
         var texts: [String] = ["", "a"]
@@ -123,6 +121,8 @@ import Glibc
         #expect(read == texts.map { $0 })
     }
 
+    /// An attribute key of another entity whose index is past this entity's columns traps: the read must not reach
+    /// memory after the leaf's column array.
     @Test func aKeyPastTheEntitysAttributesTraps() async throws {
         await #expect(processExitsWith: .failure) { try RowTypedReadTests.readPastTheColumns(0) }
         await #expect(processExitsWith: .failure) { try RowTypedReadTests.readPastTheColumns(1) }
