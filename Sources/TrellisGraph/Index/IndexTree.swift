@@ -68,8 +68,7 @@ package enum IndexTree: Sendable {
     /// - Complexity: O(log n), one descent.
     @inline(__always)
     static func first(equalTo bits: UInt64, in tree: SortedTree<ScalarEntry, Void>) -> UInt64? {
-        guard let (entry, _) = tree.firstEntry(notBelow: ScalarEntry(bits: bits, serial: 0)), entry.bits == bits
-        else { return nil }
+        guard let entry = tree.firstKey(bitsNotBelow: bits), entry.bits == bits else { return nil }
         return entry.serial
     }
 
@@ -177,13 +176,11 @@ package enum IndexTree: Sendable {
     /// - Complexity: O(log n), at most two descents.
     @inline(__always)
     static func conflict(bits: UInt64, serial: UInt64, in tree: SortedTree<ScalarEntry, Void>) -> UInt64? {
-        var probe = ScalarEntry(bits: bits, serial: 0)
-        for _ in 0..<2 {
-            guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == bits else { return nil }
-            if entry.serial != serial { return entry.serial }
-            probe = ScalarEntry(bits: bits, serial: serial &+ 1)
-        }
-        return nil
+        guard let first = tree.firstKey(bitsNotBelow: bits), first.bits == bits else { return nil }
+        if first.serial != serial { return first.serial }
+        guard let (next, _) = tree.firstEntry(notBelow: ScalarEntry(bits: bits, serial: serial &+ 1)), next.bits == bits
+        else { return nil }
+        return next.serial
     }
 
     /// Every serial in index order (for invariant checks).
