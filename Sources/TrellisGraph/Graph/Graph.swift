@@ -67,8 +67,22 @@ public struct Snapshot: Sendable {
     /// ```
     /// - Complexity: O(log n) for the lookup; each read of the row is O(1).
     public func object(_ id: ObjectID) -> Row? {
-        guard let (leaf, _) = locate(id) else { return nil }
-        return Row(leaf: leaf, id: id)
+        let e = Int(id.entity)
+        guard e < tables.count else { return nil }
+        let (l, r) = EntityTable.split(id.serial)
+        if tables[e].leaves.tail?.key == l {
+            guard let tail = tables[e].leaves.tail?.value, tail.contains(r) else { return nil }
+            return Row(leaf: tail, id: id)
+        }
+        // The row is made from the leaf where the trie holds it: `locate` copies the leaf, retaining its link array
+        // too, which a row of an entity without relationships then releases.
+        guard let root = tables[e].leaves.root else { return nil }
+        return withExtendedLifetime(root) {
+            guard let leaf = SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: tables[e].leaves.height),
+                leaf.pointee.contains(r)
+            else { return nil }
+            return Row(at: leaf, id: id)
+        }
     }
 
     /// The leaf that holds a live object and its row in it, or nil.

@@ -25,6 +25,13 @@ public struct Row: Sendable {
 
     @inlinable init(leaf: Leaf, id: ObjectID) { self.init(columns: leaf.columns, links: leaf.links, id: id) }
 
+    /// A row of the leaf at `leaf`, holding its column array, and its link array only when it has links.
+    @inline(__always) init(at leaf: UnsafePointer<Leaf>, id: ObjectID) {
+        columns = leaf.pointee.columns
+        links = leaf.pointee.links.isEmpty ? nil : leaf.pointee.links
+        self.id = id
+    }
+
     @inlinable init(columns: [Column], links: [LinkColumn], id: ObjectID) {
         self.columns = columns
         self.links = links.isEmpty ? nil : links
