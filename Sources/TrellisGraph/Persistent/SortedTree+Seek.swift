@@ -17,17 +17,27 @@ extension SortedTree {
     ///
     /// - Complexity: O(log n).
     private func firstNodeEntry(notBelow key: Key) -> (key: Key, value: Value)? {
+        firstNodeEntry(child: { $0.firstPosition(above: key) }, inLeaf: { $0.firstPosition(notBelow: key) })
+    }
+
+    /// The first entry among the nodes' at or after a sought place, in one descent: `child` gives, in an internal node,
+    /// the position of the child whose range holds the place, and `inLeaf`, in the leaf reached, the place's position
+    /// (its key count when the place is past its keys; then the answer is the first entry of the nearest subtree to
+    /// the right of the descent path).
+    ///
+    /// - Complexity: O(log n) calls of `child` and one of `inLeaf`.
+    @inline(__always)
+    func firstNodeEntry(child: (Node) -> Int, inLeaf: (Node) -> Int) -> (key: Key, value: Value)? {
         guard let root else { return nil }
         // Every node below the root lives as long as the root does, so the descent holds only the root and visits
         // the others unretained: a retain and a release per level were a third of a lookup.
         return withExtendedLifetime(root) {
             var node = Unmanaged.passUnretained(root)
-            // The nearest subtree to the right of the descent path holds the answer when the leaf reached has none.
             var nextSubtree: Unmanaged<Node>?
             while true {
                 let step: Unmanaged<Node>? = node._withUnsafeGuaranteedRef { n in
                     if n.isLeaf { return nil }
-                    let position = n.firstPosition(above: key)
+                    let position = child(n)
                     return n.children.withUnsafeBufferPointer { children in
                         if position + 1 < children.count {
                             nextSubtree = Unmanaged.passUnretained(children[position + 1])
@@ -39,7 +49,7 @@ extension SortedTree {
                 node = step
             }
             let found: (key: Key, value: Value)? = node._withUnsafeGuaranteedRef { leaf in
-                let position = leaf.firstPosition(notBelow: key)
+                let position = inLeaf(leaf)
                 return position < leaf.keys.count ? (leaf.keys[position], leaf.values[position]) : nil
             }
             if let found { return found }
@@ -71,48 +81,19 @@ extension SortedTree where Key == ScalarEntry {
         return pending.keys[position]
     }
 
-    /// `firstKey(bitsNotBelow:)` among the nodes' keys alone.
+    /// `firstKey(bitsNotBelow:)` among the nodes' keys alone. Child i of an internal node holds the keys from
+    /// separator i - 1 up to separator i, so the first key not below `bits` is in the child after the separators
+    /// below it, or else first in the next subtree.
     ///
     /// - Complexity: O(log n).
     private func firstNodeKey(bitsNotBelow bits: UInt64) -> ScalarEntry? {
-        guard let root else { return nil }
-        // As in `firstNodeEntry(notBelow:)`: the nodes below the root live as long as it does.
-        return withExtendedLifetime(root) {
-            var node = Unmanaged.passUnretained(root)
-            var nextSubtree: Unmanaged<Node>?
-            while true {
-                let step: Unmanaged<Node>? = node._withUnsafeGuaranteedRef { n in
-                    if n.isLeaf { return nil }
-                    // Child i holds the keys from separator i - 1 up to separator i: the first key not below `bits`
-                    // is in the child after the separators below it, or else first in the next subtree.
-                    let position = n.keys.withUnsafeBufferPointer { Self.count($0, below: bits) }
-                    return n.children.withUnsafeBufferPointer { children in
-                        if position + 1 < children.count {
-                            nextSubtree = Unmanaged.passUnretained(children[position + 1])
-                        }
-                        return Unmanaged.passUnretained(children[position])
-                    }
-                }
-                guard let step else { break }
-                node = step
-            }
-            let found: ScalarEntry? = node._withUnsafeGuaranteedRef { leaf in
-                leaf.keys.withUnsafeBufferPointer { keys in
-                    let position = Self.count(keys, below: bits)
-                    return position < keys.count ? keys[position] : nil
-                }
-            }
-            if let found { return found }
-            guard var subtree = nextSubtree else { return nil }
-            while true {
-                let step: Unmanaged<Node>? = subtree._withUnsafeGuaranteedRef { n in
-                    n.isLeaf ? nil : Unmanaged.passUnretained(n.children[0])
-                }
-                guard let step else { break }
-                subtree = step
-            }
-            return subtree._withUnsafeGuaranteedRef { $0.keys[0] }
-        }
+        firstNodeEntry(child: { Self.count(in: $0, below: bits) }, inLeaf: { Self.count(in: $0, below: bits) })?.key
+    }
+
+    /// `count(_:below:)` of a node's keys.
+    @inline(__always)
+    static func count(in node: Node, below bits: UInt64) -> Int {
+        node.keys.withUnsafeBufferPointer { count($0, below: bits) }
     }
 
     /// The number of keys whose bits are below `bits`, in keys sorted by bits: the last key of each group of four
