@@ -79,9 +79,8 @@ public struct Row: Sendable {
     /// A string attribute's value, read in place; nil when null or not a string attribute.
     /// - Complexity: O(1) plus the string's copy.
     @inlinable @inline(__always) public func string(_ attribute: AttributeKey) -> String? {
-        // The bytes' address is found inside the arrays' closure and the string made after it, so no array is held
-        // across the string's initializer (an opaque call) and the caller's loop retains nothing for it. The row
-        // holds the leaf's column list, which holds the bytes, for the whole call.
+        // The bytes' address is found inside the arrays' closure and the string made after it, so no array is
+        // retained across the string's initializer (an opaque call). The row's column list holds the bytes.
         let i = attribute.index
         let r = index
         let (start, count) = columns.withUnsafeBufferPointer { columns -> (UnsafePointer<UInt8>?, Int) in
@@ -91,7 +90,10 @@ public struct Row: Sendable {
         }
         if count < 0 { return nil }
         guard let start else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+        // The column list is held to the end of the read: inlined, the row's last use would otherwise be the closure.
+        return withExtendedLifetime(columns) {
+            String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+        }
     }
 
     /// A date attribute's value, read without building a `Value`; nil when null or not a date attribute.

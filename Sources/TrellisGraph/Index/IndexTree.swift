@@ -178,7 +178,8 @@ package enum IndexTree: Sendable {
     static func conflict(bits: UInt64, serial: UInt64, in tree: SortedTree<ScalarEntry, Void>) -> UInt64? {
         guard let first = tree.firstKey(bitsNotBelow: bits), first.bits == bits else { return nil }
         if first.serial != serial { return first.serial }
-        guard let (next, _) = tree.firstEntry(notBelow: ScalarEntry(bits: bits, serial: serial &+ 1)), next.bits == bits
+        guard serial != .max,
+            let (next, _) = tree.firstEntry(notBelow: ScalarEntry(bits: bits, serial: serial + 1)), next.bits == bits
         else { return nil }
         return next.serial
     }

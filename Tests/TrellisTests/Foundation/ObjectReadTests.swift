@@ -100,6 +100,12 @@ import Testing
             #expect(row.links == nil, "an entity without relationships: no link array")
         }
         #expect(snapshot.object(plains[5]) == nil, "a deleted object")
+        // A leaf inside the trie's height that holds no object: every Plain of the second leaf deleted.
+        let secondLeaf = plains.filter { $0.serial >> 6 == 1 }
+        #expect(secondLeaf.count == 64)
+        try store.write { tx in for id in secondLeaf { try tx.delete(id) } }
+        for id in secondLeaf { #expect(store.snapshot.object(id) == nil, "an emptied leaf") }
+        #expect(store.snapshot.object(plains[70 + 64]).map { $0.int(plainN) } == Int64(70 + 64), "the next leaf")
         #expect(snapshot.object(ObjectID(entity: 2, serial: 5_000)) == nil, "a serial past the objects")
         #expect(snapshot.object(ObjectID(entity: 2, serial: 1 << 40)) == nil, "a serial no leaf of the trie holds")
         #expect(snapshot.object(ObjectID(entity: 9, serial: 1)) == nil, "an entity the schema does not have")

@@ -103,18 +103,33 @@ struct SortedTreeBitsSeekTests {
         }
     }
 
-    @Test("the unique-conflict probe finds another holder of the same bits, before or after the object's own")
-    func conflictsAreFound() throws {
-        var tree = SortedTree<ScalarEntry, Void>()
+    /// Another holder of the same bits is found before or after the object's own entry, in the pending run and in the
+    /// nodes.
+    @Test("the unique-conflict probe finds another holder of the same bits", arguments: [false, true])
+    func conflictsAreFound(folded: Bool) throws {
+        // Fan-out 4 and 200 other keys around them give the tree levels; `folded` moves every key into the nodes.
+        var tree = SortedTree<ScalarEntry, Void>(fanout: 4)
+        for bits: UInt64 in (0..<100).map({ $0 * 2 }) where bits != 42 {
+            tree.insertBuffered((), forKey: ScalarEntry(bits: bits, serial: 100 + bits))
+            tree.insertBuffered((), forKey: ScalarEntry(bits: bits + 1, serial: 101 + bits))
+        }
         for serial: UInt64 in [3, 5, 9] { tree.insertBuffered((), forKey: ScalarEntry(bits: 42, serial: serial)) }
-        tree.insertBuffered((), forKey: ScalarEntry(bits: 41, serial: 1))
-        tree.insertBuffered((), forKey: ScalarEntry(bits: 43, serial: 2))
+        tree.insertBuffered((), forKey: ScalarEntry(bits: 44, serial: .max))
+        tree.insertBuffered((), forKey: ScalarEntry(bits: 500, serial: .max))
+        if folded { tree.foldPending() }
+        #expect(folded ? tree.pendingCount == 0 : tree.pendingCount > 0)
+        #expect(tree.root != nil, "the tree has nodes")
         #expect(IndexTree.conflict(bits: 42, serial: 3, in: tree) == 5, "the next holder after the object's own")
         #expect(IndexTree.conflict(bits: 42, serial: 5, in: tree) == 3, "the first holder, before the object's own")
-        #expect(IndexTree.conflict(bits: 41, serial: 1, in: tree) == nil, "the object alone holds its bits")
-        #expect(IndexTree.conflict(bits: 44, serial: 7, in: tree) == nil, "no key holds these bits")
+        #expect(IndexTree.conflict(bits: 42, serial: 7, in: tree) == 3, "a serial that holds no entry")
+        #expect(IndexTree.conflict(bits: 41, serial: 141, in: tree) == nil, "the object alone holds its bits")
+        #expect(IndexTree.conflict(bits: 44, serial: 144, in: tree) == .max, "another holder with the largest serial")
+        #expect(IndexTree.conflict(bits: 44, serial: .max, in: tree) == 144, "the largest serial's own entry skipped")
+        #expect(IndexTree.conflict(bits: 500, serial: .max, in: tree) == nil, "the largest serial alone holds its bits")
+        #expect(IndexTree.conflict(bits: 600, serial: 7, in: tree) == nil, "no key holds these bits")
         #expect(IndexTree.first(equalTo: 42, in: tree) == 3)
-        #expect(IndexTree.first(equalTo: 40, in: tree) == nil)
-        #expect(IndexTree.first(equalTo: 43, in: tree) == 2)
+        #expect(IndexTree.first(equalTo: 44, in: tree) == 144)
+        #expect(IndexTree.first(equalTo: 199, in: tree) == 299)
+        #expect(IndexTree.first(equalTo: 200, in: tree) == nil)
     }
 }
