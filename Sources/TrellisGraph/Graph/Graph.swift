@@ -67,47 +67,41 @@ public struct Snapshot: Sendable {
     /// ```
     /// - Complexity: O(log n) for the lookup; each read of the row is O(1).
     public func object(_ id: ObjectID) -> Row? {
-        let e = Int(id.entity)
-        guard e < tables.count else { return nil }
-        let (l, r) = EntityTable.split(id.serial)
-        if tables[e].leaves.tail?.key == l {
-            guard let tail = tables[e].leaves.tail?.value, tail.contains(r) else { return nil }
-            return Row(leaf: tail, id: id)
-        }
-        // The row is made from the leaf where the trie holds it: `locate` copies the leaf, retaining its link array
-        // too, which a row of an entity without relationships then releases.
-        guard let root = tables[e].leaves.root else { return nil }
-        return withExtendedLifetime(root) {
-            guard let leaf = SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: tables[e].leaves.height),
-                leaf.pointee.contains(r)
-            else { return nil }
-            return Row(at: leaf, id: id)
-        }
+        withLeaf(id) { leaf, _ in Row(at: leaf, id: id) }
     }
 
     /// The leaf that holds a live object and its row in it, or nil.
+    /// - Complexity: O(log n), a few node hops.
+    @inline(__always)
+    func locate(_ id: ObjectID) -> (Leaf, Int)? {
+        withLeaf(id) { leaf, r in (leaf.pointee, r) }
+    }
+
+    /// Calls `body` with the address of the leaf that holds a live object and its row in it; nil when the object does
+    /// not exist. A leaf of the trie's nodes is read where its node holds it, not copied (a copy retains its column
+    /// and link arrays); the newest leaf, held beside the nodes, is copied first.
     ///
     /// The entity's trie is read field by field in place: copying `tables[e]` or `tables[e].leaves` whole to call a
     /// method on it retains and releases the trie's root and its tail's leaf, through the generic type's value
     /// witnesses, which cost a lookup more than its descent.
     /// - Complexity: O(log n), a few node hops.
     @inline(__always)
-    func locate(_ id: ObjectID) -> (Leaf, Int)? {
+    func withLeaf<R>(_ id: ObjectID, _ body: (UnsafePointer<Leaf>, Int) -> R) -> R? {
         let e = Int(id.entity)
         guard e < tables.count else { return nil }
         let (l, r) = EntityTable.split(id.serial)
-        let leaf: Leaf
         // The tail's key is compared before the tail is read: `if let tail` would copy its leaf for every lookup.
         if tables[e].leaves.tail?.key == l {
-            leaf = tables[e].leaves.tail!.value
-        } else {
-            guard let root = tables[e].leaves.root,
-                let found = SerialTrie<Leaf>.item(forKey: l, root: root, height: tables[e].leaves.height)
-            else { return nil }
-            leaf = found
+            guard let tail = tables[e].leaves.tail?.value, tail.contains(r) else { return nil }
+            return withUnsafePointer(to: tail) { body($0, r) }
         }
-        guard leaf.contains(r) else { return nil }
-        return (leaf, r)
+        guard let root = tables[e].leaves.root else { return nil }
+        return withExtendedLifetime(root) {
+            guard let leaf = SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: tables[e].leaves.height),
+                leaf.pointee.contains(r)
+            else { return nil }
+            return body(leaf, r)
+        }
     }
 
     /// All attribute values of an object in schema order, or nil when it does not exist.

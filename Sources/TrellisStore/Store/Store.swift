@@ -164,10 +164,7 @@ public final class Store: Sendable {
             // Queued inside the lock so records reach the journal in sequence order.
             let durable = try journal?.record(commit, ahead: ahead.wait(), leftovers: &leftovers)
             head = next
-            if durable == nil {
-                released = publication.publish(next, changes: StorePublication.footprint(changes))
-                publication.notify(commit)
-            }
+            if durable == nil { released = publication.publish(commit) }
             return (commit, durable)
         }
         // A version the reclaimer let go, and what the journal handed back, are freed here, outside the writer lock.
@@ -208,10 +205,7 @@ public final class Store: Sendable {
             let commit = Commit(sequence: sequence, changes: changes, snapshot: next, author: author)
             let durable = try journal?.record(commit, leftovers: &leftovers)
             head = next
-            if durable == nil {
-                released = publication.publish(next, changes: StorePublication.footprint(changes))
-                publication.notify(commit)
-            }
+            if durable == nil { released = publication.publish(commit) }
             return durable
         }
         withExtendedLifetime((released, leftovers)) {}

@@ -36,6 +36,14 @@ final class StorePublication: Sendable, DurablePublisher {
         return reclaimer.retire(replaced, replacedBy: changes)
     }
 
+    /// Publishes a commit that needs no sync first (memory, relaxed durability) and tells the observers; returns what
+    /// `publish` returns.
+    func publish(_ commit: Commit) -> Graph? {
+        let released = publish(commit.snapshot, changes: Self.footprint(commit.changes))
+        notify(commit)
+        return released
+    }
+
     /// Calls the observers registered now with `commit`, in registration order.
     func notify(_ commit: Commit) {
         let handlers = handlers.observers.locked { $0.handlers }
