@@ -18,6 +18,12 @@ protocol BenchEngine: AnyObject {
     func lookupTitles(_ ids: [Int64]) throws -> LookupSummary
     /// W3b: each range through the score index, in score order.
     func rangeQueries(_ ranges: [ScoreRange]) throws -> RangeSummary
+    /// W3b index-only: the same ranges answered by an index that holds both score and id, reading no rows.
+    func rangeQueriesIndexOnly(_ ranges: [ScoreRange]) throws -> RangeSummary
+    /// Before and after the index-only ranges, untimed: an engine whose index on score does not hold the id makes
+    /// one that does, and drops it after.
+    func prepareIndexOnlyRanges() throws
+    func finishIndexOnlyRanges() throws
     /// W4, W7, S1: `score += 1` on every `Item`, in one transaction.
     func incrementScores() throws
     /// W5, X1: one transaction per item.
@@ -85,4 +91,9 @@ struct RangeSummary: Equatable {
     var idSum: Int64 = 0
     /// Rows that came before a lower score: must stay 0.
     var outOfOrder = 0
+}
+
+extension BenchEngine {
+    func prepareIndexOnlyRanges() throws {}
+    func finishIndexOnlyRanges() throws {}
 }

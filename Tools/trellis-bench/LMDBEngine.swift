@@ -179,6 +179,9 @@ final class LMDBEngine: BenchEngine {
         return sum
     }
 
+    /// The score index's data is the id: `rangeQueries` reads no rows already.
+    func rangeQueriesIndexOnly(_ ranges: [ScoreRange]) throws -> RangeSummary { try rangeQueries(ranges) }
+
     /// Rewrites each row in place through the cursor (same size) and moves its index entry.
     func incrementScores() throws {
         let e = env

@@ -77,5 +77,31 @@ extension BenchRun {
             total + items[0..<n].lazy.filter { $0.score >= r.lower && $0.score < r.upper }.count
         }
         checks.equal("W3b", "Trellis rows", a.rows, expected: expected)
+
+        // The same ranges from an index holding score and id, reading no rows: SQLite gets a (score, id) index for
+        // this row only (made and dropped untimed), Trellis reads its (score, id) index's entries, and LMDB's score
+        // index holds the id already.
+        progress("W3b 100 score ranges, index only")
+        try s.prepareIndexOnlyRanges()
+        let q: (trellis: (RangeSummary, Double), sqlite: (RangeSummary, Double), lmdb: (RangeSummary, Double))
+        do {
+            q = try timedAll(t, s, l) { try $0.rangeQueriesIndexOnly(ranges) }
+        } catch {
+            try? s.finishIndexOnlyRanges()
+            throw error
+        }
+        try s.finishIndexOnlyRanges()
+        figures.add(
+            "W3b", "ranges_index_only_ms", "ms", .lower, trellis: q.trellis.1, sqlite: q.sqlite.1, lmdb: q.lmdb.1,
+            peer: "SQLite with a (score, id) index")
+        let (x, y, z) = (q.trellis.0, q.sqlite.0, q.lmdb.0)
+        checks.same("W3b", "index-only rows", trellis: x.rows, sqlite: b.rows)
+        checks.same("W3b", "index-only sum of id", trellis: x.idSum, sqlite: b.idSum)
+        checks.close("W3b", "index-only sum of score", trellis: x.scoreSum, sqlite: b.scoreSum)
+        checks.same("W3b", "index-only rows (SQLite)", trellis: y.rows, sqlite: b.rows)
+        checks.same("W3b", "index-only sum of id (SQLite)", trellis: y.idSum, sqlite: b.idSum)
+        checks.lmdb("W3b", "index-only rows", z.rows, sqlite: b.rows)
+        checks.expect("W3b", x.outOfOrder == 0, "Trellis returned \(x.outOfOrder) index entries out of score order")
+        checks.expect("W3b", y.outOfOrder == 0, "SQLite returned \(y.outOfOrder) index rows out of score order")
     }
 }

@@ -103,6 +103,27 @@ final class TrellisEngine: BenchEngine {
         return sum
     }
 
+    /// Reads score and id from the (score, id) index's entries, without the rows.
+    func rangeQueriesIndexOnly(_ ranges: [ScoreRange]) throws -> RangeSummary {
+        var sum = RangeSummary()
+        for range in ranges {
+            let snapshot = store.snapshot
+            var last = -Double.infinity
+            snapshot.forEachEntry(
+                model.scoreIndex, from: [.double(range.lower)], inclusive: true, to: [.double(range.upper)],
+                inclusive: false
+            ) { entry in
+                let score = entry.double(0) ?? .nan
+                sum.rows += 1
+                sum.idSum &+= entry.int(1) ?? 0
+                sum.scoreSum += score
+                if score < last { sum.outOfOrder += 1 }
+                last = score
+            }
+        }
+        return sum
+    }
+
     func incrementScores() throws {
         let snapshot = store.snapshot
         var tx = store.transaction()

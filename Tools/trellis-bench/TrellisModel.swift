@@ -27,7 +27,9 @@ struct TrellisModel: Sendable {
         let schema = try Schema([
             EntityDescription(
                 "Item", attributes: itemAttributes.map { AttributeDescription($0.0, $0.1) },
-                indexes: [.unique("id"), .on("score")]),
+                // (score, id) rather than score alone: W3b's index-only row reads id in score order from the index,
+                // as LMDB's score index (whose data is the id) answers it.
+                indexes: [.unique("id"), .on("score", "id")]),
             EntityDescription(
                 "Folder", attributes: [AttributeDescription("name", .string)],
                 relationships: [
@@ -50,7 +52,7 @@ struct TrellisModel: Sendable {
         n4 = try schema.attribute("Item", "n4")
         n5 = try schema.attribute("Item", "n5")
         idIndex = try schema.index("Item", ["id"])
-        scoreIndex = try schema.index("Item", ["score"])
+        scoreIndex = try schema.index("Item", ["score", "id"])
     }
 
     /// An item as a full row in schema order, for `Transaction.insert(entity:row:)`.

@@ -117,7 +117,19 @@ extension Graph {
                 for (i, index) in schema.layouts[e].indexes.enumerated() {
                     let encoder = tables[e].indexes[i].encoder(index)
                     var list = IndexChanges()
-                    if let coding = encoder.coding {
+                    if let coding = encoder.coding, let second = encoder.second {
+                        let (c0, c1) = (index.columns[0], index.columns[1])
+                        list.pair.reserveCapacity(inserts.count)
+                        for k in inserts.indices where Int(inserts[k].id.entity) == e {
+                            inserts[k].values.withUnsafeBufferPointer { values in
+                                guard values.count == width else { return }
+                                let entry = PairEntry(
+                                    first: coding.encode(values[c0]) ?? 0, second: second.encode(values[c1]) ?? 0,
+                                    serial: inserts[k].id.serial)
+                                list.pair.append((entry, true))
+                            }
+                        }
+                    } else if let coding = encoder.coding {
                         let c = index.columns[0]
                         list.scalar.reserveCapacity(inserts.count)
                         for k in inserts.indices where Int(inserts[k].id.entity) == e {
@@ -140,16 +152,18 @@ extension Graph {
                 }
             }
         }
-        return changes.map { $0.map(NettedChanges.init) }
+        return NettedChanges.netting(&changes)
     }
 
-    /// Every entity's index changes for `updates`, netted, for one-attribute indexes and updates whose `old` values
-    /// are the stored ones: what `updateRun` records, from the updates alone.
+    /// Every entity's index changes for `updates`, netted, for one-attribute and pair indexes and updates whose `old`
+    /// values are the stored ones: what `updateRun` records, from the updates (and, for a pair index whose other value
+    /// an update leaves alone, that value as this graph holds it).
     func nettedIndexChanges(after updates: [ChangeSet.Update], feeding: [[[Int]]]) -> [[NettedChanges]] {
         var changes = tables.map { Array(repeating: IndexChanges(), count: $0.indexes.count) }
         let encoders = tables.indices.map { e in
             zip(tables[e].indexes, schema.layouts[e].indexes).map { $0.encoder($1) }
         }
+        let pairIndexes = encoders.map { list in list.indices.filter { list[$0].second != nil } }
         // Read in place: copying each update's change list (and the values in it) cost more than the entries.
         updates.withUnsafeBufferPointer { updates in
             for u in updates.indices {
@@ -162,7 +176,7 @@ extension Graph {
                         guard a < feeding[e].count, !feeding[e][a].isEmpty,
                             !list[c].old.isIdentical(to: list[c].new)
                         else { continue }
-                        for i in feeding[e][a] {
+                        for i in feeding[e][a] where encoders[e][i].second == nil {
                             if let coding = encoders[e][i].coding {
                                 // Values of the wrong case cannot reach a scalar index: commits check types first.
                                 let old = ScalarEntry(bits: coding.encode(list[c].old) ?? 0, serial: serial)
@@ -186,15 +200,96 @@ extension Graph {
                 }
             }
         }
-        return changes.map { $0.map(NettedChanges.init) }
+        for e in pairIndexes.indices {
+            for i in pairIndexes[e] {
+                changes[e][i].pair = pairChanges(after: updates, entity: e, index: i, encoder: encoders[e][i])
+            }
+        }
+        return NettedChanges.netting(&changes)
+    }
+
+    /// What `updates` change in pair index `index` of entity `e`: for each update that changes either of its values,
+    /// the entry it had goes and the one it has comes. Relies on `oldValuesStored`: one update per object, whose `old`
+    /// values are the stored ones. A value the update leaves alone is read from this graph, once
+    /// per run of updates in the same leaf rather than by a descent per update.
+    private func pairChanges(
+        after updates: [ChangeSet.Update], entity e: Int, index: Int, encoder: IndexEncoder
+    ) -> [(entry: PairEntry, adding: Bool)] {
+        guard let a = encoder.coding, let b = encoder.second else { return [] }
+        let columns = schema.layouts[e].indexes[index].columns
+        var list: [(entry: PairEntry, adding: Bool)] = []
+        updates.withUnsafeBufferPointer { updates in
+            /// Records update `u`'s entries, reading a kept value from `leaf` (nil: none can be read).
+            func record(_ u: Int, _ leaf: UnsafePointer<Leaf>?) {
+                var old: (UInt64?, UInt64?) = (nil, nil)
+                var new: (UInt64?, UInt64?) = (nil, nil)
+                updates[u].changes.withUnsafeBufferPointer { list in
+                    for c in list.indices where !list[c].old.isIdentical(to: list[c].new) {
+                        // Values of the wrong case cannot reach a pair index: commits check types first.
+                        if columns[0] == list[c].attribute.index {
+                            old.0 = a.encode(list[c].old) ?? 0
+                            new.0 = a.encode(list[c].new) ?? 0
+                        }
+                        if columns[1] == list[c].attribute.index {
+                            old.1 = b.encode(list[c].old) ?? 0
+                            new.1 = b.encode(list[c].new) ?? 0
+                        }
+                    }
+                }
+                guard old.0 != nil || old.1 != nil else { return }
+                let serial = updates[u].id.serial
+                if old.0 == nil || old.1 == nil {
+                    let k = old.0 == nil ? 0 : 1
+                    let row = Int(serial & Leaf.mask)
+                    let kept = leaf.flatMap { (k == 0 ? a : b).encode($0.pointee.value(column: columns[k], row: row)) }
+                    if k == 0 {
+                        (old.0, new.0) = (kept ?? 0, kept ?? 0)
+                    } else {
+                        (old.1, new.1) = (kept ?? 0, kept ?? 0)
+                    }
+                }
+                list.append((PairEntry(first: old.0 ?? 0, second: old.1 ?? 0, serial: serial), false))
+                list.append((PairEntry(first: new.0 ?? 0, second: new.1 ?? 0, serial: serial), true))
+            }
+            var start = 0
+            while start < updates.count {
+                let id = updates[start].id
+                guard Int(id.entity) == e else {
+                    start += 1
+                    continue
+                }
+                var end = start + 1
+                while end < updates.count, updates[end].id.entity == id.entity,
+                    updates[end].id.serial >> Leaf.shift == id.serial >> Leaf.shift
+                {
+                    end += 1
+                }
+                // Updated objects are live (`applyUpdates` refuses the batch otherwise), so the run's leaf exists.
+                let run = start..<end
+                let found: Bool? = withLeaf(id) { leaf, _ in
+                    for u in run { record(u, leaf) }
+                    return true
+                }
+                if found == nil {
+                    for u in run { record(u, nil) }
+                }
+                start = end
+            }
+        }
+        return list
     }
 
     /// Applies index changes netted on another thread. Only the sorting happens there; the trees are built here, on
     /// the thread that writes the leaves: nodes allocated on another thread came from another malloc arena, and
     /// every later small commit into the store that copied and freed them was half as slow again.
-    private mutating func applyNetted(_ netted: [[NettedChanges]]) {
+    private mutating func applyNetted(_ netted: consuming [[NettedChanges]]) {
         for e in tables.indices {
-            for i in netted[e].indices { tables[e].indexes[i].apply(netted[e][i]) }
+            for i in netted[e].indices {
+                // Handed over, so each tree's merge can let its changes go before it builds the new nodes.
+                let changes = netted[e][i]
+                netted[e][i] = NettedChanges()
+                tables[e].indexes[i].apply(consume changes)
+            }
         }
     }
 
@@ -255,7 +350,8 @@ extension Graph {
     ///
     /// `oldValuesStored`: each object has one update, and each change's `old` is the value the graph holds (what
     /// `CommitResolver` produces). A large batch may then have its index trees built on another thread from the old and
-    /// new values alone while the leaves are written here, when every index of the store is on one attribute.
+    /// new values (and, for a pair index, the value an update leaves alone, read from this version) while the leaves
+    /// are written here, when every index of the store is on one attribute or is a pair index.
     package mutating func applyUpdates(_ updates: [ChangeSet.Update], oldValuesStored: Bool = false) throws {
         guard updates.count >= Self.batchFrom else {
             for update in updates { try applyUpdate(update) }
@@ -269,7 +365,9 @@ extension Graph {
         }
         var indexes: BackgroundWork<[[NettedChanges]]>?
         if oldValuesStored, updates.count >= Self.parallelIndexesFrom,
-            schema.layouts.allSatisfy({ $0.indexes.allSatisfy { $0.columns.count == 1 } }),
+            zip(tables, schema.layouts).allSatisfy({ table, layout in
+                zip(table.indexes, layout.indexes).allSatisfy { $1.columns.count == 1 || $0.isPair }
+            }),
             tables.contains(where: { !$0.indexes.isEmpty })
         {
             let before = self

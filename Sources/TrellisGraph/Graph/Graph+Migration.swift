@@ -71,6 +71,7 @@ extension Graph {
         let empty = IndexTree(index, attributes: layout.attributes)
         switch (empty, tree[j]) {
         case (.scalar(_, let a), .scalar(_, let b)) where a == b: return tree[j]
+        case (.pair(_, let a, let b), .pair(_, let c, let d)) where a == c && b == d: return tree[j]
         case (.general, .general): return tree[j]
         default: return nil
         }

@@ -79,6 +79,28 @@ extension Graph {
         return IndexRowSequence(entity: index.entity, serials: serials, leaves: tables[Int(index.entity)].leaves)
     }
 
+    /// Reads an index alone: calls `body` with each entry `scan` selects, in the same order, as the object's ID and
+    /// the values the entry is keyed by, without finding the object's row. An index that holds every value a read
+    /// needs answers it this way; `.on("score", "id")` covers a read of `id` in `score` order.
+    ///
+    /// ```swift
+    /// snapshot.forEachEntry(byScoreThenID, from: [.double(10)], to: [.double(20)], inclusive: false) { entry in
+    ///     total += entry.int(1) ?? 0   // the second value: id
+    /// }
+    /// ```
+    /// - Complexity: O(log n + k) for k entries; reading an entry's values touches nothing outside the index.
+    public func forEachEntry(
+        _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,
+        inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max,
+        _ body: (IndexEntryView) -> Void
+    ) {
+        let e = Int(index.entity)
+        guard e < tables.count, index.index < tables[e].indexes.count else { return }
+        tables[e].indexes[index.index].forEachEntry(
+            entity: index.entity, from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive,
+            reverse: reverse, limit: limit, body)
+    }
+
     /// The number of objects between bounds of an index, as `scan` selects them.
     /// - Complexity: O(log n).
     public func count(

@@ -44,6 +44,55 @@ package enum IndexBuilder {
         }
     }
 
+    /// Calls `body` with a function from row number to the encoded value of `column` in that row (0 for a null, as
+    /// commits key it).
+    @inline(__always)
+    private static func withKeys<R>(
+        _ coding: ScalarCoding, _ column: Column, _ body: ((Int) -> UInt64) -> R
+    ) -> R {
+        let nulls = column.nulls
+        switch coding {
+        case .int:
+            return column.withInts { v in body { nulls >> UInt64($0) & 1 == 0 ? ScalarCoding.encode(v[$0]) : 0 } }
+        case .double, .date:
+            return column.doubles.withUnsafeBufferPointer { v in
+                body { nulls >> UInt64($0) & 1 == 0 ? ScalarCoding.encode(v[$0]) : 0 }
+            }
+        case .bool:
+            let set = column.bits
+            return body { nulls >> UInt64($0) & 1 == 0 ? set >> UInt64($0) & 1 : 0 }
+        }
+    }
+
+    /// Hands every live row's key of a pair index to `body`, in serial order, until `body` returns false; returns
+    /// whether it never did.
+    private static func forEachPairEntry(
+        _ a: ScalarCoding, _ b: ScalarCoding, columns: [Int], keys: [UInt64], leaves: [Leaf],
+        _ body: (PairEntry) -> Bool
+    ) -> Bool {
+        for l in leaves.indices {
+            let base = keys[l] << Leaf.shift
+            let present = leaves[l].present
+            let complete = leaves[l].columns.withUnsafeBufferPointer { c -> Bool in
+                withKeys(a, c[columns[0]]) { first in
+                    withKeys(b, c[columns[1]]) { second in
+                        var m = present
+                        while m != 0 {
+                            let r = m.trailingZeroBitCount
+                            m &= m - 1
+                            guard body(PairEntry(first: first(r), second: second(r), serial: base | UInt64(r))) else {
+                                return false
+                            }
+                        }
+                        return true
+                    }
+                }
+            }
+            guard complete else { return false }
+        }
+        return true
+    }
+
     /// Every live row's key of a general index, in serial order.
     private static func generalKeys(
         _ index: EntityLayout.IndexLayout, keys: [UInt64], leaves: [Leaf]
@@ -86,6 +135,16 @@ package enum IndexBuilder {
             }
             let values = ContiguousArray(repeating: (), count: sorted.count)
             return .scalar(SortedTree(ascendingKeys: sorted, values: values), coding)
+        case .pair(_, let a, let b):
+            var entries = ContiguousArray<PairEntry>()
+            entries.reserveCapacity(count)
+            _ = forEachPairEntry(a, b, columns: index.columns, keys: keys, leaves: leaves) { entry in
+                entries.append(entry)
+                return true
+            }
+            entries.sortWithoutBuffer()
+            let values = ContiguousArray(repeating: (), count: entries.count)
+            return .pair(SortedTree(ascendingKeys: entries, values: values), a, b)
         case .general:
             var entries: ContiguousArray<IndexEntry>
             if index.isElements {
@@ -102,7 +161,8 @@ package enum IndexBuilder {
     }
 
     /// An index built from its keys put in their stored places: nil unless the places are a permutation that sorts
-    /// the keys strictly. The places are let go (emptied) once used, before the tree is built beside the keys.
+    /// the keys strictly. A scalar or pair index's keys are written straight into the tree's leaves; a general index's
+    /// are placed in an array first, and its places are let go (emptied) before the tree is built beside them.
     package static func placedIndex(
         _ empty: IndexTree, _ index: EntityLayout.IndexLayout, places: inout [Int64], keys: [UInt64], leaves: [Leaf]
     ) -> IndexTree? {
@@ -110,13 +170,17 @@ package enum IndexBuilder {
         guard !index.isElements else { return nil }
         switch empty {
         case .scalar(_, let coding):
-            let sorted = ContiguousArray<ScalarEntry>.placing(places: places) { body in
+            let tree = SortedTree<ScalarEntry, Void>.placing(places: places) { body in
                 _ = forEachScalarEntry(coding, column: index.columns[0], keys: keys, leaves: leaves, body)
             }
             places = []
-            guard let sorted else { return nil }
-            return .scalar(
-                SortedTree(ascendingKeys: sorted, values: ContiguousArray(repeating: (), count: sorted.count)), coding)
+            return tree.map { .scalar($0, coding) }
+        case .pair(_, let a, let b):
+            let tree = SortedTree<PairEntry, Void>.placing(places: places) { body in
+                _ = forEachPairEntry(a, b, columns: index.columns, keys: keys, leaves: leaves, body)
+            }
+            places = []
+            return tree.map { .pair($0, a, b) }
         case .general:
             let sorted = ContiguousArray<IndexEntry>.placing(places: places) { body in
                 for entry in generalKeys(index, keys: keys, leaves: leaves) where !body(entry) { return }
@@ -141,6 +205,13 @@ package enum IndexBuilder {
             }
             guard ordered, let tree = builder.finish() else { return nil }
             return .scalar(tree, coding)
+        case .pair(_, let a, let b):
+            var builder = SortedTree<PairEntry, Void>.AscendingBuilder(count: count)
+            let ordered = forEachPairEntry(a, b, columns: index.columns, keys: keys, leaves: leaves) { entry in
+                builder.append(entry, ())
+            }
+            guard ordered, let tree = builder.finish() else { return nil }
+            return .pair(tree, a, b)
         case .general:
             let entries = generalKeys(index, keys: keys, leaves: leaves).lazy.map { ($0, ()) }
             return SortedTree(ascending: entries, count: count).map { .general($0) }

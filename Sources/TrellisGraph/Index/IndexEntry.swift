@@ -5,7 +5,7 @@ import TrellisCore
 /// The first value is held inline so a one-attribute index allocates nothing per entry. Real entries never use serial
 /// 0 or `UInt64.max`: those mark probes, the bounds of a range over a prefix of the indexed values (serial 0 sorts
 /// before every entry with that prefix, `UInt64.max` after).
-package struct IndexEntry: Comparable, Sendable {
+@usableFromInline package struct IndexEntry: Comparable, Sendable {
     var first: Value
     var rest: [Value]
     package var serial: UInt64
@@ -49,7 +49,7 @@ package struct IndexEntry: Comparable, Sendable {
         return 0
     }
 
-    package static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
+    @usableFromInline package static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
         let c = compareValues(lhs, rhs)
         if c != 0 { return c < 0 }
         if lhs.rest.count < rhs.rest.count { return lhs.serial != .max }
@@ -57,7 +57,7 @@ package struct IndexEntry: Comparable, Sendable {
         return lhs.serial < rhs.serial
     }
 
-    package static func == (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
+    @usableFromInline package static func == (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
         compareValues(lhs, rhs) == 0 && lhs.rest.count == rhs.rest.count && lhs.serial == rhs.serial
     }
 }

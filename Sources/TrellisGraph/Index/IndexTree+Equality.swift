@@ -8,10 +8,12 @@ extension IndexTree {
         switch (self, other) {
         case (.scalar(let mine, _), .scalar(let theirs, _)):
             return Self.firstDifference(mine.lazy.map(\.key), theirs.lazy.map(\.key))
+        case (.pair(let mine, _, _), .pair(let theirs, _, _)):
+            return Self.firstDifference(mine.lazy.map(\.key), theirs.lazy.map(\.key))
         case (.general(let mine), .general(let theirs)):
             return Self.firstDifference(mine.lazy.map(\.key), theirs.lazy.map(\.key))
         default:
-            return "a scalar index against a general one"
+            return "indexes of different kinds (scalar, pair, general)"
         }
     }
 
@@ -21,6 +23,12 @@ extension IndexTree {
         switch self {
         case .scalar(let mine, let coding):
             let theirs = expected.map { ScalarEntry(bits: coding.encode($0.first) ?? 0, serial: $0.serial) }
+            return Self.firstDifference(mine.lazy.map(\.key), theirs)
+        case .pair(let mine, let a, let b):
+            let theirs = expected.map {
+                PairEntry(
+                    first: a.encode($0.first) ?? 0, second: b.encode($0.rest.first ?? .null) ?? 0, serial: $0.serial)
+            }
             return Self.firstDifference(mine.lazy.map(\.key), theirs)
         case .general(let mine):
             return Self.firstDifference(mine.lazy.map(\.key), expected)
@@ -52,6 +60,15 @@ private protocol IndexKey {
 extension ScalarEntry: IndexKey {
     fileprivate func isIdentical(to other: ScalarEntry) -> Bool { bits == other.bits && serial == other.serial }
     fileprivate var described: String { "serial \(serial) (bits \(String(bits, radix: 16)))" }
+}
+
+extension PairEntry: IndexKey {
+    fileprivate func isIdentical(to other: PairEntry) -> Bool {
+        first == other.first && second == other.second && serial == other.serial
+    }
+    fileprivate var described: String {
+        "serial \(serial) (bits \(String(first, radix: 16)), \(String(second, radix: 16)))"
+    }
 }
 
 extension IndexEntry: IndexKey {

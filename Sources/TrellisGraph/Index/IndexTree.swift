@@ -1,15 +1,20 @@
 import TrellisCore
 
 /// One ordered index of an entity. A single required number, date or boolean gets a tree of 16-byte `ScalarEntry`
-/// keys; anything else (several attributes, strings, optionals) a tree of general `IndexEntry` keys. Both answer in
-/// serials, in index order.
+/// keys, two of them a tree of 24-byte `PairEntry` keys; anything else (strings, optionals, more attributes) a tree of
+/// general `IndexEntry` keys. All answer in serials, in index order.
 package enum IndexTree: Sendable {
     case scalar(SortedTree<ScalarEntry, Void>, ScalarCoding)
+    case pair(SortedTree<PairEntry, Void>, ScalarCoding, ScalarCoding)
     case general(SortedTree<IndexEntry, Void>)
 
     init(_ index: EntityLayout.IndexLayout, attributes: [AttributeDescription]) {
         if index.columns.count == 1, let coding = ScalarCoding(attributes[index.columns[0]]) {
             self = .scalar(SortedTree(), coding)
+        } else if index.columns.count == 2, !index.isElements, let a = ScalarCoding(attributes[index.columns[0]]),
+            let b = ScalarCoding(attributes[index.columns[1]])
+        {
+            self = .pair(SortedTree(), a, b)
         } else {
             self = .general(SortedTree())
         }
@@ -18,8 +23,15 @@ package enum IndexTree: Sendable {
     package var count: Int {
         switch self {
         case .scalar(let tree, _): return tree.count
+        case .pair(let tree, _, _): return tree.count
         case .general(let tree): return tree.count
         }
+    }
+
+    /// Whether this is a pair index (whose changes `Graph.nettedIndexChanges(after:feeding:)` records per update).
+    var isPair: Bool {
+        if case .pair = self { return true }
+        return false
     }
 
     // MARK: Maintenance
@@ -50,6 +62,16 @@ package enum IndexTree: Sendable {
                 tree.removeValue(forKey: entry)
             }
             self = .scalar(tree, coding)
+        case .pair(var tree, let a, let b):
+            self = .general(SortedTree())
+            let entry = PairEntry(
+                first: a.encode(value(columns[0])) ?? 0, second: b.encode(value(columns[1])) ?? 0, serial: serial)
+            if adding {
+                tree.insertBuffered((), forKey: entry, absent: absent)
+            } else {
+                tree.removeValue(forKey: entry)
+            }
+            self = .pair(tree, a, b)
         case .general(var tree):
             self = .general(SortedTree())
             let entry = IndexEntry(columns.map(value), serial: serial)
@@ -108,10 +130,50 @@ package enum IndexTree: Sendable {
             tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
                 take(entry.serial)
             }
+        case .pair(let tree, let a, let b):
+            guard let (lo, hi) = Self.pairBounds(a, b, lower, lowerInclusive, upper, upperInclusive) else { return }
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                take(entry.serial)
+            }
         case .general(let tree):
             let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
             tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
                 take(entry.serial)
+            }
+        }
+    }
+
+    /// Calls `body` with the entries between the bounds, in order, each as its object's ID and the values it is keyed
+    /// by (`IndexEntryView`), as `forEachSerial` selects them.
+    /// - Complexity: O(log n + k) for k entries.
+    func forEachEntry(
+        entity: UInt32, from lower: [Value]?, inclusive lowerInclusive: Bool, to upper: [Value]?,
+        inclusive upperInclusive: Bool, reverse: Bool, limit: Int, _ body: (IndexEntryView) -> Void
+    ) {
+        guard limit > 0 else { return }
+        var left = limit
+        @inline(__always) func take(_ serial: UInt64, _ storage: IndexEntryView.Storage) -> Bool {
+            body(IndexEntryView(id: ObjectID(entity: entity, serial: serial), storage: storage))
+            left -= 1
+            return left > 0
+        }
+        switch self {
+        case .scalar(let tree, let coding):
+            guard let (lo, hi) = Self.scalarBounds(coding, lower, lowerInclusive, upper, upperInclusive) else {
+                return
+            }
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                take(entry.serial, .scalar(entry.bits, coding))
+            }
+        case .pair(let tree, let a, let b):
+            guard let (lo, hi) = Self.pairBounds(a, b, lower, lowerInclusive, upper, upperInclusive) else { return }
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                take(entry.serial, .pair(entry.first, entry.second, a, b))
+            }
+        case .general(let tree):
+            let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
+            tree.forEachElement(from: lo, inclusive: true, to: hi, inclusive: false, reverse: reverse) { entry, _ in
+                take(entry.serial, .general(entry))
             }
         }
     }
@@ -129,6 +191,9 @@ package enum IndexTree: Sendable {
                 return 0
             }
             return tree.count(from: lo, to: hi)
+        case .pair(let tree, let a, let b):
+            guard let (lo, hi) = Self.pairBounds(a, b, lower, lowerInclusive, upper, upperInclusive) else { return 0 }
+            return tree.count(from: lo, to: hi)
         case .general(let tree):
             let (lo, hi) = Self.generalBounds(lower, lowerInclusive, upper, upperInclusive)
             return tree.count(from: lo, to: hi)
@@ -143,6 +208,13 @@ package enum IndexTree: Sendable {
             guard values.count == 1, case .key(let probe) = coding.bound(values[0], lower: true, inclusive: true),
                 let (entry, _) = tree.firstEntry(notBelow: probe), entry.bits == probe.bits,
                 coding.bound(values[0], lower: false, inclusive: true).isAtOrAbove(entry)
+            else { return nil }
+            return entry.serial
+        case .pair(let tree, let a, let b):
+            // More values than the index holds match nothing, as in a general index.
+            guard !values.isEmpty, values.count <= 2, let (lo, hi) = Self.pairBounds(a, b, values, true, values, true),
+                let (entry, _) = tree.firstEntry(notBelow: lo ?? PairEntry(first: 0, second: 0, serial: 0)),
+                hi.map({ entry < $0 }) ?? true
             else { return nil }
             return entry.serial
         case .general(let tree):
@@ -161,6 +233,16 @@ package enum IndexTree: Sendable {
         case .scalar(let tree, let coding):
             guard let bits = coding.encode(values[0]) else { return nil }
             return Self.conflict(bits: bits, serial: serial, in: tree)
+        case .pair(let tree, let a, let b):
+            guard values.count == 2, let x = a.encode(values[0]), let y = b.encode(values[1]) else { return nil }
+            for probe in [
+                PairEntry(first: x, second: y, serial: 0), PairEntry(first: x, second: y, serial: serial &+ 1),
+            ] {
+                guard let (entry, _) = tree.firstEntry(notBelow: probe), entry.first == x, entry.second == y else {
+                    return nil
+                }
+                if entry.serial != serial { return entry.serial }
+            }
         case .general(let tree):
             for probe in [IndexEntry.lowerProbe(values), IndexEntry(values, serial: serial &+ 1)] {
                 guard let (entry, _) = tree.firstEntry(notBelow: probe), IndexEntry.compareValues(entry, probe) == 0
@@ -192,6 +274,7 @@ package enum IndexTree: Sendable {
     func checkInvariants() {
         switch self {
         case .scalar(let tree, _): tree.checkInvariants()
+        case .pair(let tree, _, _): tree.checkInvariants()
         case .general(let tree): tree.checkInvariants()
         }
     }
@@ -220,6 +303,57 @@ package enum IndexTree: Sendable {
         if let lo, let hi, hi < lo { return nil }
         // The tree's upper bound is exclusive; probes never equal a stored entry, so that changes nothing.
         return (lo, hi)
+    }
+
+    /// The tree bounds of a pair index for bounds on a prefix of its two values: the first value's bound, narrowed by
+    /// the second's when the first is a value the index can hold. A bound of more values than two sorts after the
+    /// entries holding its first two, as a longer probe does in a general index.
+    private static func pairBounds(
+        _ a: ScalarCoding, _ b: ScalarCoding, _ lower: [Value]?, _ li: Bool, _ upper: [Value]?, _ ui: Bool
+    ) -> (PairEntry?, PairEntry?)? {
+        var lo: PairEntry?
+        var hi: PairEntry?
+        if let lower, !lower.isEmpty {
+            guard let key = pairBound(a, b, lower, lower: true, inclusive: li) else { return nil }
+            lo = key
+        }
+        if let upper, !upper.isEmpty {
+            guard let key = pairBound(a, b, upper, lower: false, inclusive: ui) else { return nil }
+            hi = key
+        }
+        if let lo, let hi, hi < lo { return nil }
+        return (lo, hi)
+    }
+
+    /// One end of `pairBounds`: nil when nothing can lie on the inner side of it, `.some(nil)` when everything does.
+    private static func pairBound(
+        _ a: ScalarCoding, _ b: ScalarCoding, _ values: [Value], lower: Bool, inclusive: Bool
+    ) -> PairEntry?? {
+        let outer: ScalarEntry
+        switch a.bound(values[0], lower: lower, inclusive: inclusive) {
+        case .empty: return nil
+        case .unbounded: return .some(nil)
+        case .key(let k): outer = k
+        }
+        // A first value the index can hold exactly bounds differently when inclusive and when not; one rounded
+        // inward (2.5 on integers) does not, and then the second value cannot narrow it.
+        let exact: Bool
+        if case .key(let flipped) = a.bound(values[0], lower: lower, inclusive: !inclusive) {
+            exact = flipped.serial != outer.serial
+        } else {
+            exact = false
+        }
+        // Before (or after) every entry holding the first value.
+        let before = PairEntry(first: outer.bits, second: 0, serial: 0)
+        let after = PairEntry(first: outer.bits, second: .max, serial: .max)
+        guard exact, values.count > 1 else { return outer.serial == 0 ? before : after }
+        // Past two values: the entries holding the first two lie below the bound, whichever end it is.
+        let inclusive = values.count > 2 ? !lower : inclusive
+        switch b.bound(values[1], lower: lower, inclusive: inclusive) {
+        case .key(let k): return PairEntry(first: outer.bits, second: k.bits, serial: k.serial)
+        case .unbounded: return lower ? before : after
+        case .empty: return lower ? after : before
+        }
     }
 
     private static func generalBounds(

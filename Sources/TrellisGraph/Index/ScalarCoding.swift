@@ -3,10 +3,10 @@ import TrellisCore
 
 /// How a scalar index encodes its attribute's values, and how it turns query bounds of any `Value` into encoded
 /// bounds that select exactly what `Value`'s order selects.
-package enum ScalarCoding: Sendable {
+@usableFromInline package enum ScalarCoding: Sendable {
     case int, double, date, bool
 
-    private static let signBit: UInt64 = 1 << 63
+    @usableFromInline static let signBit: UInt64 = 1 << 63
 
     /// The coding for a required attribute of this type, or nil when the type needs a general index.
     init?(_ attribute: AttributeDescription) {
@@ -38,6 +38,23 @@ package enum ScalarCoding: Sendable {
         case (.bool, .bool(let b)): return b ? 1 : 0
         default: return nil
         }
+    }
+
+    /// The stored value whose encoding is `bits`: `encode`'s inverse (a NaN and a zero come back as the one each
+    /// encodes to).
+    func decode(_ bits: UInt64) -> Value {
+        switch self {
+        case .int: return .int(Self.decodeInt(bits))
+        case .double: return .double(Self.decodeDouble(bits))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Self.decodeDouble(bits)))
+        case .bool: return .bool(bits != 0)
+        }
+    }
+
+    @inlinable @inline(__always) static func decodeInt(_ bits: UInt64) -> Int64 { Int64(bitPattern: bits ^ signBit) }
+
+    @inlinable @inline(__always) static func decodeDouble(_ bits: UInt64) -> Double {
+        Double(bitPattern: bits & signBit != 0 ? bits ^ signBit : ~bits)
     }
 
     /// Where a bound lands in this index: everything, nothing, or an encoded key.

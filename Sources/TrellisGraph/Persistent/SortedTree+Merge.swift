@@ -16,7 +16,9 @@ extension SortedTree {
     ///
     /// - Parameter rebuildRatio: the batch rebuilds the tree when `changes.count * rebuildRatio >= count`.
     /// - Complexity: O(k log n) for a small batch of k changes, O(n + k) for a large one.
-    package mutating func merge(sortedChanges changes: [BatchChange], rebuildRatio: Int = 32) {
+    /// Changes handed over (`consume`) are let go, with the old nodes this tree alone held, before the new nodes are
+    /// built: a big batch then never holds the changes, the entries and the new tree at once.
+    package mutating func merge(sortedChanges changes: consuming [BatchChange], rebuildRatio: Int = 32) {
         guard !changes.isEmpty else { return }
         foldPending()
         guard changes.count * rebuildRatio >= storedCount else {
@@ -68,6 +70,9 @@ extension SortedTree {
                 next += 1
             }
         }
+        changes = []
+        leaves = []
+        root = nil
         storedCount = keys.count
         root = Self.buildFull(keys: keys, values: values, fanout: fanout)
     }

@@ -75,6 +75,7 @@ extension EntityTable {
         }
         switch indexes[index] {
         case .scalar(let tree, _): tree.forEach { entry, _ in place(entry.serial) }
+        case .pair(let tree, _, _): tree.forEach { entry, _ in place(entry.serial) }
         case .general(let tree): tree.forEach { entry, _ in place(entry.serial) }
         }
         // Every object placed once: an entry naming an object twice would leave another's place unset.

@@ -70,5 +70,36 @@ extension ModelsExample {
             #expect(plan.index == ["done", "due"])
             #expect(plan.access == .indexRange)
         }
+
+        /// "Queries and Indexes": the compound index's entries read alone give the open chores' due dates in order.
+        // swift-format-ignore
+        @Test func theCompoundIndexAloneListsTheOpenChoresDueDatesInOrder() throws {
+            typealias Chore = CompoundIndexExample.Chore
+            let store = try Store(models: [Chore.self])
+            let context = ModelContext(store)
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            var open: [Date] = []
+            for i in (0..<40).reversed() {
+                let chore = Chore()
+                chore.due = start + Double(i) * 3600
+                chore.done = i % 3 == 0
+                if !chore.done { open.append(chore.due) }
+                context.insert(chore)
+            }
+            try context.save()
+
+            let openByDue = try store.schema.index("Chore", ["done", "due"])
+            var dates: [Date] = []
+            store.snapshot.forEachEntry(openByDue, from: [.bool(false)], to: [.bool(false)]) { entry in
+                dates.append(entry.date(1) ?? .distantPast)   // position 1: due
+            }
+
+            #expect(dates == open.sorted())
+            var done = 0
+            store.snapshot.forEachEntry(openByDue, from: [.bool(true)]) { entry in
+                if entry.bool(0) == true, entry.date(0) == nil, entry.int(1) == nil { done += 1 }
+            }
+            #expect(done == 40 - open.count, "typed reads answer nil for another kind of value")
+        }
     }
 }

@@ -9,11 +9,11 @@ import Testing
 /// ascending entry order.
 @Suite struct NettedScalarChangesTests {
     /// The definition, computed the slow way: the last change to each entry wins; entries in ascending order.
-    private static func reference(_ changes: [(entry: ScalarEntry, adding: Bool)]) -> [(ScalarEntry, Bool)] {
+    private static func reference<Entry: Comparable>(_ changes: [(entry: Entry, adding: Bool)]) -> [(Entry, Bool)] {
         let ordered = changes.enumerated().sorted {
             $0.element.entry != $1.element.entry ? $0.element.entry < $1.element.entry : $0.offset < $1.offset
         }
-        var out: [(ScalarEntry, Bool)] = []
+        var out: [(Entry, Bool)] = []
         for (_, change) in ordered {
             if let last = out.last, last.0 == change.entry {
                 out[out.count - 1].1 = change.adding
@@ -75,5 +75,24 @@ import Testing
         #expect(zip(got, expected).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 })
         // Entries with an even k were removed last; the odd ones stay added.
         #expect(got.allSatisfy { $0.1 == ($0.0.serial % 2 == 1) })
+    }
+
+    /// Pair entries net the same way, sorted by radix on their first value: runs of equal first values (few of them
+    /// here, so runs are long) are ordered by the second value and the serial, and the later change to an entry wins.
+    @Test(arguments: [255, 300, 5_000, 16_384, 40_000])
+    func pairNettingMatchesTheDefinition(count: Int) {
+        var random = SeededRandom(seed: UInt64(count))
+        var changes: [(entry: PairEntry, adding: Bool)] = []
+        while changes.count < count {
+            let entry = PairEntry(
+                first: random.next() % 7 == 0 ? random.next() : random.next() % 50, second: random.next() % 20,
+                serial: random.next() % UInt64(count / 4 + 1) + 1)
+            changes.append((entry, random.next() % 3 != 0))
+            if random.next() % 8 == 0, changes.count < count { changes.append((entry, !changes.last!.adding)) }
+        }
+        let expected = Self.reference(changes)
+        let got = IndexTree.netted(changes).map { ($0.key, $0.value != nil) }
+        #expect(got.count == expected.count, "\(count) changes")
+        #expect(zip(got, expected).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }, "\(count) changes")
     }
 }

@@ -109,6 +109,7 @@ import Testing
             table.indexes.reduce(total) { total, index in
                 switch index {
                 case .scalar(let tree, _): return total + tree.pendingCount
+                case .pair(let tree, _, _): return total + tree.pendingCount
                 case .general(let tree): return total + tree.pendingCount
                 }
             }

@@ -106,6 +106,7 @@ struct SortedTreeMergeTests {
     private static func entries(_ tree: IndexTree) -> [String] {
         switch tree {
         case .scalar(let t, _): return Array(t).map { "\($0.key.bits)/\($0.key.serial)" }
+        case .pair(let t, _, _): return Array(t).map { "\($0.key.first) \($0.key.second)/\($0.key.serial)" }
         case .general(let t): return Array(t).map { "\($0.key.first) \($0.key.rest) \($0.key.serial)" }
         }
     }
