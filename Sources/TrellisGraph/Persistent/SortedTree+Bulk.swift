@@ -97,58 +97,73 @@ extension SortedTree {
         }
     }
 
-    /// The tree of the keys `forEach` hands over, the i-th put at position `places[i]` of the ascending order, each
-    /// written straight into the leaf that holds that position: the tree `init(ascendingKeys:values:fanout:)` builds,
-    /// with no array of all the keys beside its leaves. Nil unless `places` is a permutation of `0 ..< places.count`
-    /// and the keys then ascend strictly. `forEach` stops when its body returns false.
+    /// The tree of the keys `forEach` hands over, the i-th put at position `places[i]` of the ascending order: the
+    /// tree `init(ascendingKeys:values:fanout:)` builds, without an array of all the keys beside its leaves. The keys
+    /// land in chunks of 1,024 positions (one random write each; the chunks' addresses stay in cache), and each
+    /// chunk is let go as soon as the leaves that hold its positions are built, so the load's peak holds the keys
+    /// about once. Nil unless `places` is a permutation of `0 ..< places.count` and the keys
+    /// then ascend strictly. `forEach` stops when its body returns false.
     ///
     /// - Complexity: O(n).
     package static func placing(
         places: [Int64], fanout: Int = Self.defaultFanout, _ forEach: ((Key) -> Bool) -> Void
-    ) -> SortedTree? where Value == Void {
+    ) -> SortedTree? where Value == Void, Key: BitwiseCopyable {
         let n = places.count
-        let runs = n > 0 ? Self.runs(n, fanout: fanout) : []
-        // Every run but the last two holds `fanout` entries; those two may share theirs evenly.
-        let evenEnd = runs.count >= 2 ? runs[runs.count - 2].lowerBound : 0
-        var leaves: [ContiguousArray<Key>] = Array(repeating: [], count: runs.count)
+        let shift = 10
+        let mask = (1 << shift) - 1
+        var chunks: [UnsafeMutablePointer<Key>?] = stride(from: 0, to: n, by: 1 << shift).map {
+            .allocate(capacity: Swift.min(1 << shift, n - $0))
+        }
+        defer { for chunk in chunks { chunk?.deallocate() } }
         var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
         var filled = 0
         var valid = true
-        forEach { key in
-            guard filled < n else {
-                valid = false
-                return false
+        chunks.withUnsafeBufferPointer { chunks in
+            places.withUnsafeBufferPointer { places in
+                seen.withUnsafeMutableBufferPointer { seen in
+                    forEach { key in
+                        guard filled < n else {
+                            valid = false
+                            return false
+                        }
+                        let p = Int(truncatingIfNeeded: places[filled])
+                        guard p >= 0, p < n, seen[p >> 6] & (1 << UInt64(p & 63)) == 0 else {
+                            valid = false
+                            return false
+                        }
+                        seen[p >> 6] |= 1 << UInt64(p & 63)
+                        (chunks[p >> shift].unsafelyUnwrapped + (p & mask)).initialize(to: key)
+                        filled += 1
+                        return true
+                    }
+                }
             }
-            let p = Int(truncatingIfNeeded: places[filled])
-            guard p >= 0, p < n, seen[p >> 6] & (1 << UInt64(p & 63)) == 0 else {
-                valid = false
-                return false
-            }
-            seen[p >> 6] |= 1 << UInt64(p & 63)
-            let leaf =
-                p < evenEnd ? p / fanout : (p < runs[runs.count - 1].lowerBound ? runs.count - 2 : runs.count - 1)
-            // A leaf's array is made at its run's size when its first key arrives, filled with that key until the
-            // others land.
-            if leaves[leaf].isEmpty { leaves[leaf] = ContiguousArray(repeating: key, count: runs[leaf].count) }
-            leaves[leaf][p - runs[leaf].lowerBound] = key
-            filled += 1
-            return true
         }
+        // Every position written once: no chunk holds an uninitialized key past this point.
         guard valid, filled == n else { return nil }
         var tree = SortedTree(fanout: fanout)
         guard n > 0 else { return tree }
+        let runs = Self.runs(n, fanout: fanout)
         var level: [(first: Key, node: Node, count: Int)] = []
         level.reserveCapacity(runs.count)
         var previous: Key?
-        for l in leaves.indices {
-            let keys = leaves[l]
-            leaves[l] = []
+        var freed = 0
+        for range in runs {
+            let keys = ContiguousArray<Key>(uninitializedCapacity: range.count) { buffer, initialized in
+                for (i, p) in range.enumerated() { buffer[i] = chunks[p >> shift].unsafelyUnwrapped[p & mask] }
+                initialized = range.count
+            }
             for key in keys {
                 if let previous, !(previous < key) { return nil }
                 previous = key
             }
             level.append(
                 (keys[0], Node(keys: keys, values: NodeValues(repeatElement((), count: keys.count))), keys.count))
+            while freed < chunks.count, (freed + 1) << shift <= range.upperBound {
+                chunks[freed]?.deallocate()
+                chunks[freed] = nil
+                freed += 1
+            }
         }
         tree.storedCount = n
         tree.root = Self.assemble(level, fanout: fanout)
