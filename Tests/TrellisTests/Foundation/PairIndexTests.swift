@@ -203,6 +203,34 @@ import Testing
         #expect(store.snapshot.lookup(index, [.int(7), .bool(true)]) == nil)
     }
 
+    /// Two inserts of one commit that share a unique pair are refused, in a small commit (probed one by one) and in a
+    /// large one (where a walk of the index, `holdsDuplicateValues`, first decides whether any probe is needed); the
+    /// same large commit without the repeat is accepted.
+    @Test func insertsOfOneCommitSharingAUniquePairAreRefusedAtEverySize() throws {
+        func row(_ n: Int, _ b: Bool) -> [Value] {
+            [
+                .int(Int64(n)), .double(Double(n)), .date(Date(timeIntervalSinceReferenceDate: 0)), .bool(b),
+                .int(Int64(n)),
+            ]
+        }
+        for count in [2, 100] {
+            let store = Store(schema: Self.schema)
+            var tx = store.transaction()
+            for n in 0..<count - 1 { tx.insert(entity: 0, row: row(n, n % 2 == 0)) }
+            let k = (count - 1) / 2
+            tx.insert(entity: 0, row: row(k, k % 2 == 0))  // the same (i16, b) as insert k
+            let error = #expect(throws: TrellisError.self, "\(count) inserts") { try store.commit(tx) }
+            #expect(error?.code == .uniqueViolation)
+            #expect(store.snapshot.count(entity: 0) == 0, "nothing of the refused commit stays")
+            // The same inserts with the other b for the last one: every pair distinct.
+            try store.write { tx in
+                for n in 0..<count - 1 { tx.insert(entity: 0, row: row(n, n % 2 == 0)) }
+                tx.insert(entity: 0, row: row(k, k % 2 != 0))
+            }
+            #expect(store.snapshot.count(entity: 0) == count)
+        }
+    }
+
     /// A pair index is not stored: a reopened store rebuilds it from the journal's records or from a checkpoint's
     /// rows and the order the checkpoint kept.
     @Test func aReopenedStoreRebuildsEveryPairIndexFromTheJournalAndFromACheckpoint() throws {
@@ -232,6 +260,16 @@ import Testing
             if !compacted { try store.compact() }
             try store.close()
         }
+        // A migration that adds an attribute keeps every pair index's tree (`keptIndex`) beside the moved columns.
+        var attributes = Self.schema.entities[0].attributes
+        attributes.append(AttributeDescription("note", .string, default: .string("")))
+        let migrated = try Schema([
+            EntityDescription("Sample", attributes: attributes, indexes: Self.schema.entities[0].indexes)
+        ])
+        store = try Store(directory: directory, schema: migrated, options: options)
+        defer { try? store.close() }
+        #expect(store.schema.layouts[0].attributes.count == 6)
+        try Self.check(store.snapshot, rows.mapValues { $0 + [.string("")] }, rng: &rng, rounds: 60)
     }
 
     /// `forEachEntry` reads a one-value scalar index and a general index (optional values, a string) too: every entry,
