@@ -5,7 +5,8 @@
 # to-many), which migrates the store on open; a fourth launch reads what the third stored and the history after the
 # token the third one stored, as a sync consumer would; a fifth imports 5,000 notes with compaction at close, and a
 # sixth finds that close's checkpoint, replays nothing, looks a note up by its indexed body and reads that index
-# in order as rows (`Snapshot.rows`, by the loop and by `forEach`), against its IDs read one object at a time.
+# in order as rows (`Snapshot.rows`, by the loop and by `forEach`), against its IDs read one object at a time, and
+# reads the (pinned, created) index's entries alone (`Snapshot.forEachEntry`) against the rows.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # A path dependency's package identity is its directory's name.
@@ -47,6 +48,8 @@ enum Next {
         @Attribute(.indexed) var tags: [String] = []
         @Attribute var place = Place()
         @Relationship var notebook: Notebook?
+
+        override class var indexes: [ModelIndex] { [.index(\Next.Note.pinned, \Next.Note.created)] }
     }
 
     final class Notebook: Model {
@@ -112,6 +115,17 @@ if arguments.count > 3, arguments[3] == "next" {
     var lent: [String] = []
     snapshot.rows(byBody).forEach { lent.append($0.string(body) ?? "") }
     print("rows count=\(inOrder.count) same-as-scan=\(inOrder == viaIDs) same-lent=\(lent == inOrder)")
+    // The (pinned, created) index read alone, rebuilt by this open from the checkpoint: the unpinned notes' dates in
+    // order, the same as their rows hold.
+    let unpinnedByDate = try store.schema.index("Note", ["pinned", "created"])
+    let created = try store.schema.attribute("Note", "created")
+    var dates: [Date] = []
+    var sameAsRows = true
+    snapshot.forEachEntry(unpinnedByDate, from: [.bool(false)], to: [.bool(false)]) { entry in
+        dates.append(entry.date(1) ?? .distantPast)
+        sameAsRows = sameAsRows && snapshot.object(entry.id)?.date(created) == entry.date(1)
+    }
+    print("entries unpinned=\(dates.count) ascending=\(dates == dates.sorted()) same-as-rows=\(sameAsRows)")
     try store.close()
 } else if arguments.count > 3, arguments[3] == "sync" {
     let store = try Store(directory: directory, models: [Next.Note.self, Next.Notebook.self])
@@ -190,4 +204,5 @@ expected=$'history sync insert - four\nhistory sync update one one!'
 grep -q '^reopened checkpoint-at-last=true replayed=0 notes=5004$' <<<"$sixth" || { echo "sixth launch: expected the fifth one's close to leave a checkpoint of everything"; exit 1; }
 grep -q '^lookup body=one! missing=true$' <<<"$sixth" || { echo "sixth launch: the lookup by the indexed body found the wrong note"; exit 1; }
 grep -q '^rows count=5004 same-as-scan=true same-lent=true$' <<<"$sixth" || { echo "sixth launch: rows(byBody) disagreed with scan and object(_:), or forEach with the loop"; exit 1; }
+grep -q '^entries unpinned=5004 ascending=true same-as-rows=true$' <<<"$sixth" || { echo "sixth launch: forEachEntry on the (pinned, created) index disagreed with the rows"; exit 1; }
 echo "outside app: ok"
