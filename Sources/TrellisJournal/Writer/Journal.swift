@@ -144,6 +144,9 @@ package final class Journal: Sendable {
     let delivery = Mutex(PublisherLink())
     /// The durable-mark file followers read and the mark it holds (see `Journal+DurableMark.swift`).
     let durableMarkFile = Mutex(DurableMarkFile())
+    /// The flusher's `Thread`, once started: `close()` called on it (a store whose last reference an observer held,
+    /// released there) must not wait for the thread it runs on.
+    let flusherThread = Mutex<ObjectIdentifier?>(nil)
 
     package init(
         layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions, lock: any LayerLock,
@@ -174,6 +177,7 @@ package final class Journal: Sendable {
         openDurableMark()
         let thread = Thread { [self] in run() }
         thread.name = "Trellis flusher"
+        flusherThread.locked { $0 = ObjectIdentifier(thread) }
         thread.start()
     }
 
@@ -304,8 +308,13 @@ package final class Journal: Sendable {
 
     /// Compacts first when the policy asks for it at close, writes and syncs what is queued, waits for a running
     /// compaction, closes the files and releases the lock.
-    /// Throws the journal's failure, if it failed at any time.
+    /// Throws the journal's failure, if it failed at any time. On the flusher thread it queues the close and returns
+    /// at once (`closeFromFlusher`).
     package func close() throws {
+        if isFlusherThread {
+            closeFromFlusher()
+            return
+        }
         // Decided once a running compaction has ended (it may leave little to replay). A compaction that fails has
         // failed the journal (the close below throws that failure) and lost nothing.
         waitForCompaction()
@@ -322,6 +331,24 @@ package final class Journal: Sendable {
         // Published through the last turn; the link goes, so a closed journal holds nothing of its store's.
         defer { delivery.locked { $0.target = nil } }
         try ticket.wait()
+    }
+
+    /// Whether the caller runs on the flusher thread: in a turn, where an observer or what it released runs.
+    var isFlusherThread: Bool {
+        let flusher = flusherThread.locked { $0 }
+        return flusher != nil && flusher == ObjectIdentifier(Thread.current)
+    }
+
+    /// `close()` on the flusher thread, in the middle of a turn: a store released there (its last reference held by
+    /// an observer the flusher was running) closes its journal from its `deinit`. Waiting would wait for this very
+    /// thread, for good; instead the close is queued, and the flusher carries it out, as `close()` does, once the
+    /// turn is over: every queued record is written and synced, and the lock released. The close-time compaction
+    /// is left out (the next open or close does it).
+    private func closeFromFlusher() {
+        inbox.locked { box in
+            if !box.closed { box.closing = true }
+        }
+        wake.signal()
     }
 
     private func submit(_ change: (inout Inbox) -> Void) throws {

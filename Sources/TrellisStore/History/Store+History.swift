@@ -82,7 +82,8 @@ extension Store {
     /// between from the store's files, or ends with `.historyCompacted` when they were not retained.
     ///
     /// The stream ends with an error where `history(since:)` would throw; cancelling the task that iterates it ends
-    /// it. New commits are delivered from memory, on the thread that made them durable (the store's flusher, or a
+    /// it. Closing the store, or releasing it, ends it too: after every commit durable by then (with an error when the
+    /// store closed before the past had been read). New commits are delivered from memory, on the thread that made them durable (the store's flusher, or a
     /// follower's thread), so a slow consumer only grows the stream's buffer.
     public func historyUpdates(
         since token: HistoryToken? = nil
@@ -95,6 +96,8 @@ extension Store {
             /// Commits published and not delivered yet (the past is being read, or they are not durable yet).
             var waiting: [Commit] = []
             var ended = false
+            /// The store closed (or was released): the stream ends once the past has been read and delivered.
+            var closed = false
         }
         let follow = Mutex(Follow())
         let id = try? historyStoreID()
@@ -137,9 +140,26 @@ extension Store {
             }
         }
         let syncs = watchSyncs { _ in follow.locked { deliver(&$0) } }
+        // After a close the store publishes nothing more: what was durable by then is delivered, and the stream ends
+        // (then its tokens go, and with them what its closures hold of the closed store).
+        let handlers = publication.handlers
+        let closeID = handlers.closeWatchers.locked { watchers in
+            watchers.add { _ in
+                follow.locked { f in
+                    f.closed = true
+                    guard f.last != nil else { return }  // the past read ends the stream when it is done
+                    deliver(&f)
+                    if !f.ended {
+                        f.ended = true
+                        continuation.finish()
+                    }
+                }
+            }
+        }
         continuation.onTermination = { _ in
             observation.cancel()
             syncs.cancel()
+            handlers.closeWatchers.locked { $0.remove(closeID) }
         }
         DispatchQueue.global().async { [self] in
             do {
@@ -155,6 +175,10 @@ extension Store {
                 follow.locked { f in
                     f.last = last
                     deliver(&f)
+                    if f.closed && !f.ended {
+                        f.ended = true
+                        continuation.finish()
+                    }
                 }
             } catch {
                 follow.locked { $0.ended = true }
@@ -275,12 +299,13 @@ public struct HistoryRetentionStatus: Sendable {
     }
 }
 
-/// The handlers waiting for the journal's syncs (`Store.watchSyncs`).
-struct SyncWatchers: Sendable {
+/// Handlers in the order they were added, each removable by the number `add` returned: what waits for the journal's
+/// syncs (`Store.watchSyncs`) and for the store's close (`StoreHandlers.closeWatchers`).
+struct WatcherList<Argument>: Sendable {
     private var next = 0
-    private var entries: [(Int, @Sendable (UInt64) -> Void)] = []
+    private var entries: [(Int, @Sendable (Argument) -> Void)] = []
 
-    mutating func add(_ handler: @escaping @Sendable (UInt64) -> Void) -> Int {
+    mutating func add(_ handler: @escaping @Sendable (Argument) -> Void) -> Int {
         next += 1
         entries.append((next, handler))
         return next
@@ -288,5 +313,5 @@ struct SyncWatchers: Sendable {
 
     mutating func remove(_ id: Int) { entries.removeAll { $0.0 == id } }
 
-    var handlers: [@Sendable (UInt64) -> Void] { entries.map(\.1) }
+    var handlers: [@Sendable (Argument) -> Void] { entries.map(\.1) }
 }

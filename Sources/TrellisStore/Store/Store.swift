@@ -100,6 +100,7 @@ public final class Store: Sendable {
     deinit {
         follower?.close()
         try? journal?.close()
+        publication.handlers.storeClosed()
         // As `close()` does: the kept versions go with the store, not on the reclaimer's queue a second later.
         reclaimer.drain()
     }
@@ -262,6 +263,8 @@ public final class Store: Sendable {
         }
         if !wasClosed {
             defer { reclaimer.drain() }
+            // After the journal's last turn (its deliveries included), even when the close throws.
+            defer { publication.handlers.storeClosed() }
             follower?.close()
             try journal?.close()
         }

@@ -74,5 +74,16 @@ final class StorePublication: Sendable, DurablePublisher {
 final class StoreHandlers: Sendable {
     let observers = Mutex<ObserverList>(ObserverList())
     /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
-    let syncWatchers = Mutex(SyncWatchers())
+    let syncWatchers = Mutex(WatcherList<UInt64>())
+    /// What ends when the store closes or is released: the history feeds.
+    let closeWatchers = Mutex(WatcherList<Void>())
+
+    /// Calls, once, what watches for the store's close; later calls find none.
+    func storeClosed() {
+        let handlers = closeWatchers.locked { watchers -> [@Sendable (()) -> Void] in
+            defer { watchers = WatcherList() }
+            return watchers.handlers
+        }
+        for handler in handlers { handler(()) }
+    }
 }

@@ -64,6 +64,60 @@ import Testing
         try reopened.close()
     }
 
+    /// What the observer of `aStoreReleasedOnItsFlusherThreadClosesWithoutWaitingForItself` holds and reports.
+    final class FlusherRelease: @unchecked Sendable {
+        var store: Store?
+        var token: ObservationToken?
+        let testDropped = DispatchSemaphore(value: 0)
+        let handlerReturned = DispatchSemaphore(value: 0)
+        var onFlusher = false
+        var freedInHandler = false
+    }
+
+    /// An observer can hold a store's last reference; released while the flusher runs the observer, the store's
+    /// `deinit` closes its journal on the flusher thread. That close used to wait for the flusher, the very thread
+    /// it ran on, for good. A replica's commits (`applyReplicated` without waiting) are published on the flusher
+    /// while no saver holds the store, so this is how an app reaches it.
+    @Test func aStoreReleasedOnItsFlusherThreadClosesWithoutWaitingForItself() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = Store(schema: Self.schema)
+        var tx = source.transaction()
+        _ = try tx.insert("Note", ["n": .int(7)])
+        let changes = try source.commit(tx).changes
+        let probe = Probe()
+        let release = FlusherRelease()
+        do {
+            let store = try Store(directory: directory, schema: Self.schema)
+            probe.store = store
+            probe.journal = store.journal
+            release.store = store
+            release.token = store.observe { [release, probe] _ in
+                release.testDropped.wait()
+                release.onFlusher = probe.journal?.isFlusherThread ?? false
+                release.token = nil
+                release.store = nil  // the last reference: the store's deinit runs here
+                release.freedInHandler = probe.store == nil
+                release.handlerReturned.signal()
+            }
+            try store.applyReplicated(changes, sequence: store.snapshot.sequence + 1, author: nil, waitDurable: false)
+        }
+        release.testDropped.signal()
+        #expect(
+            release.handlerReturned.wait(timeout: .now() + 10) == .success,
+            "the handler returned: the store's deinit did not wait for the thread it ran on")
+        #expect(release.onFlusher, "the observer ran on the flusher thread")
+        #expect(release.freedInHandler, "the store was freed inside the handler, on the flusher")
+        #expect(
+            eventually(within: 10) { probe.journal == nil }, "the flusher finished the close and let the journal go")
+        // The close it queued wrote and synced the record and released the lock.
+        let reopened = try Store(directory: directory, schema: Self.schema)
+        #expect(reopened.snapshot.count(entity: 0) == 1)
+        let note = try #require(try reopened.snapshot.objectIDs("Note").first)
+        #expect(try reopened.snapshot.value(note, "n") == .int(7))
+        try reopened.close()
+    }
+
     @Test func aClosedStoresObservationTokenOutlivesItAndCancelsQuietly() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
