@@ -144,6 +144,7 @@ package final class SimulatedFileLayer: FileLayer {
         /// Whether `preallocate(to:)` reserves space (the file grows with zeros, as `posix_fallocate` makes it),
         /// rather than reserving nothing as a file system without it does (the default).
         package var preallocates = false
+        package var zeroesAhead = false
         /// Syncs to hold at a gate (see `block`).
         package var gates: [(operation: Operation, pathContains: String, skip: Int, gate: Gate)] = []
     }
@@ -216,6 +217,12 @@ package final class SimulatedFileLayer: FileLayer {
     /// `.keepSectorsIndependently` or `.keepRandomSectors` can leave any of their sectors zero).
     package func simulatePreallocation(_ on: Bool = true) { state.locked { $0.preallocates = on } }
 
+    /// Lets a durable journal on this layer write zeros ahead of its records while idle (`FileLayer.writesZerosAhead`);
+    /// off by default, since those writes come at times that vary from run to run.
+    package func simulateZeroingAhead(_ on: Bool = true) { state.locked { $0.zeroesAhead = on } }
+
+    package var writesZerosAhead: Bool { state.locked { $0.zeroesAhead } }
+
     /// How many bytes of `path` a failed sync left clean but not durable (the "fsyncgate" mode).
     package func cleanNotDurableBytes(_ path: String) -> Int {
         state.locked { s in
@@ -255,6 +262,16 @@ package final class SimulatedFileLayer: FileLayer {
             let (dir, name) = Self.split(path)
             guard let node = s.directories[dir]?.entries[name] else { return nil }
             return s.nodes[node]?.current
+        }
+    }
+
+    /// The bytes of a file as last synced (what survives a crash that drops everything unsynced), or nil when there
+    /// is no such file.
+    package func syncedContents(_ path: String) -> [UInt8]? {
+        state.locked { s in
+            let (dir, name) = Self.split(path)
+            guard let node = s.directories[dir]?.entries[name] else { return nil }
+            return s.nodes[node]?.synced
         }
     }
 

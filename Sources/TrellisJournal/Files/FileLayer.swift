@@ -28,6 +28,9 @@ package protocol FileLayer: Sendable {
     /// Opens the durable-watermark file for followers (`DurableMark`), creating it owner-only when it is missing and
     /// never truncating it; nil when this layer keeps none.
     func openDurableMark(_ path: String) -> (any LayerFile)?
+    /// Whether a durable journal on this layer writes zeros ahead of its records while idle (see
+    /// `Journal.zeroAheadIfDue`): a disk's file system gains from it; a layer in memory does not.
+    var writesZerosAhead: Bool { get }
 }
 
 /// How `FileLayer.open` opens a file.
@@ -41,6 +44,11 @@ extension FileLayer {
     /// No mark: the simulated layer of the crash tests keeps none, as the mark is no part of the store's durable
     /// state and their operation counts stay those of the journal alone.
     package func openDurableMark(_ path: String) -> (any LayerFile)? { nil }
+
+    /// No zeros ahead unless a layer says so: the simulated layer of the crash tests writes them only when asked
+    /// (`simulateZeroingAhead`), so that their recorded operations stay those of the commits alone, in the same order
+    /// on every run.
+    package var writesZerosAhead: Bool { false }
 
     /// Writes `bytes` to a new file at `path` through a temporary name, syncs it, renames it into place and syncs
     /// the directory: after this returns the file is durable under its final name, and a crash at any point leaves

@@ -12,6 +12,8 @@ import Darwin
 ///
 /// The system calls that touch raw memory are in `PosixFile.swift`.
 struct PosixFileLayer: FileLayer {
+    var writesZerosAhead: Bool { true }
+
     func exists(_ path: String) -> (exists: Bool, isDirectory: Bool) {
         var info = stat()
         guard stat(path, &info) == 0 else { return (false, false) }

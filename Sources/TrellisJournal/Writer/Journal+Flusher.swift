@@ -121,6 +121,7 @@ extension Journal {
                 return work
             }
             if let work { return work }
+            zeroAheadIfDue()
             turn.unlock()
             _ = wake.wait(timeout: deadline)
         }
@@ -287,6 +288,58 @@ extension Journal {
         }
         try writeBatch()
         return at - start
+    }
+
+    /// How far past the records the flusher keeps zeros written and synced, with per-commit durability.
+    static let zeroedAheadBytes = 256 << 10
+    /// The zeros `zeroAheadIfDue` writes, allocated once: a new buffer of this size each time is mapped and unmapped.
+    static let zeroBlock = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Whether the zeros past the current segment's records have run low, with per-commit durability.
+    func zeroingDue(_ w: WriterSide) -> Bool {
+        // Only with every record synced: a failed sync of the zeros must not take unsynced records with it.
+        guard zeroesAhead, !w.unsynced, let segment = w.segment else { return false }
+        return segment.zeroed - segment.end < Self.zeroedAheadBytes / 2
+    }
+
+    /// With per-commit durability, a save waits for its record's sync. Appending past the file's written blocks
+    /// (past its end, or into space `posix_fallocate` reserved, which ext4 keeps as unwritten extents) makes that
+    /// sync commit the file's metadata as well; overwriting blocks already written and synced makes it write data
+    /// only. So while idle the flusher writes zeros up to `zeroedAheadBytes` past the records and syncs them. Zeros
+    /// past the last record read as the journal's end, as reserved space does. Called with `turn` held (no record
+    /// is written meanwhile) and the inbox empty; a write or sync that fails is only reported (nothing depended on
+    /// it) and stops the zeroing in this journal.
+    func zeroAheadIfDue() {
+        guard failure == nil, !zeroingFailed.load(ordering: .relaxed) else { return }
+        let plan = writer.locked { w -> (file: any LayerFile, from: Int, to: Int, id: UInt64)? in
+            guard zeroingDue(w), let segment = w.segment else { return nil }
+            let from = max(segment.zeroed, segment.end)
+            let to = RecordFrame.align(segment.end + Self.zeroedAheadBytes)
+            return to > from ? (segment.file, from, to, segment.id) : nil
+        }
+        guard let plan else { return }
+        do {
+            var at = plan.from
+            while at < plan.to {
+                let count = min(Self.zeroBlock.count, plan.to - at)
+                let zeros = count == Self.zeroBlock.count ? Self.zeroBlock : Array(Self.zeroBlock[..<count])
+                try plan.file.write(zeros, at: at)
+                at += count
+            }
+            try plan.file.sync()
+        } catch {
+            zeroingFailed.store(true, ordering: .relaxed)
+            warn(
+                "the zeros written ahead of the journal's records could not be written or synced (nothing is lost; "
+                    + "durable commits go on without them)", error)
+            return
+        }
+        writer.locked { w in
+            guard var segment = w.segment, segment.id == plan.id else { return }
+            segment.zeroed = max(segment.zeroed, plan.to)
+            segment.allocated = max(segment.allocated, plan.to)
+            w.segment = segment
+        }
     }
 
     /// A batch of one record whose payload is at least this big writes the record's parts one after the other.

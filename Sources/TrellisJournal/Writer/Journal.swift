@@ -147,6 +147,11 @@ package final class Journal: Sendable {
     /// The flusher's `Thread`, once started: `close()` called on it (a store whose last reference an observer held,
     /// released there) must not wait for the thread it runs on.
     let flusherThread = Mutex<ObjectIdentifier?>(nil)
+    /// Whether the flusher writes zeros ahead of the records (`zeroAheadIfDue`): with per-commit durability, on a
+    /// layer that gains from it.
+    let zeroesAhead: Bool
+    /// Set when writing zeros ahead of the records failed: no more are written.
+    let zeroingFailed = Atomic(false)
 
     package init(
         layer: any FileLayer, directory: String, schema: Schema, options: StoreOptions, lock: any LayerLock,
@@ -157,6 +162,7 @@ package final class Journal: Sendable {
         self.directory = directory
         self.schema = schema
         self.options = options
+        self.zeroesAhead = options.durability == .perCommit && layer.writesZerosAhead
         self.lock = lock
         // The opener synced everything it recovered (or created), so the mark starts at the end of the segment.
         let durable = DurableMark(
@@ -264,8 +270,14 @@ package final class Journal: Sendable {
                 return box.takeWrites()
             }
             var replaced: Graph?
-            if let work { replaced = process(work) }
+            var zeroing = false
+            if let work {
+                replaced = process(work)
+                zeroing = writer.locked { zeroingDue($0) }
+            }
             turn.unlock()
+            // The flusher writes the zeros ahead while idle (`zeroAheadIfDue`); this thread's save is done.
+            if zeroing { wake.signal() }
             wrote = work != nil
             // The entries and the version written before them are freed here, on the thread that allocated them.
             withExtendedLifetime((work, replaced)) {}

@@ -10,6 +10,10 @@ package struct OpenSegment {
     var headerSize: Int
     /// The file's length including space reserved past `end` (zeros). Never cut back: a reader may be reading it.
     var allocated: Int
+    /// Where the zeros the writer wrote and synced past `end` stop (`Journal.zeroAheadIfDue`): a record written
+    /// before it overwrites blocks the file system has allocated and initialized already, so its sync writes data
+    /// only. At most `allocated`.
+    var zeroed: Int
     /// The segment's format version: records appended to it take its frame layout (a version-5 segment a store
     /// reopened from an older build keeps 32-byte frame headers without a watermark until it is rotated).
     var version: UInt16
@@ -37,9 +41,13 @@ package struct OpenSegment {
     package static func reopen(_ tail: JournalWalk.Tail, layer: any FileLayer, directory: String) throws -> OpenSegment
     {
         let file = try layer.open(joinPath(directory, tail.name), .readWrite)
-        return OpenSegment(
+        var segment = OpenSegment(
             id: tail.segment, file: file, salt: tail.header.salt, end: tail.validEnd,
             headerSize: tail.header.encoded().count, allocated: tail.size, version: tail.header.version)
+        // The zeros past the records count as written: they may be reserved space instead, which only makes the first
+        // syncs over them slower, and writing them again would grow the file past what an earlier writer reserved.
+        segment.zeroed = tail.size
+        return segment
     }
 
     /// Writes the bytes of `tail` that are not known to be durable (after the records the manifest's durable
@@ -75,5 +83,6 @@ package struct OpenSegment {
         self.end = end
         self.headerSize = headerSize
         self.allocated = allocated
+        self.zeroed = end
     }
 }
