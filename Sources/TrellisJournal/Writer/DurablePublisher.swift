@@ -4,6 +4,8 @@ package protocol DurablePublisher: AnyObject, Sendable {
     /// Called after each turn of the writer (on the flusher, or on a committing thread) with the newest commit synced
     /// (in every durability mode), so that what waits for durability (the history feed) can go on.
     func synced(through sequence: UInt64)
+    /// Called once the journal's last turn is over, at its close (on the thread that finished closing it).
+    func closed()
 }
 
 /// The publisher the journal (or a follower) delivers to, once started. Held strongly: the publisher is not the store

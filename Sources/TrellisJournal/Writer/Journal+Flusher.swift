@@ -294,11 +294,14 @@ extension Journal {
     static let zeroedAheadBytes = 256 << 10
     /// The zeros `zeroAheadIfDue` writes, allocated once: a new buffer of this size each time is mapped and unmapped.
     static let zeroBlock = [UInt8](repeating: 0, count: 64 << 10)
+    static let zeroPage = 4096
 
     /// Whether the zeros past the current segment's records have run low, with per-commit durability.
     func zeroingDue(_ w: WriterSide) -> Bool {
         // Only with every record synced: a failed sync of the zeros must not take unsynced records with it.
-        guard zeroesAhead, !w.unsynced, let segment = w.segment else { return false }
+        guard zeroesAhead, !w.unsynced, failure == nil, !zeroingFailed.load(ordering: .relaxed),
+            let segment = w.segment
+        else { return false }
         return segment.zeroed - segment.end < Self.zeroedAheadBytes / 2
     }
 
@@ -310,10 +313,11 @@ extension Journal {
     /// is written meanwhile) and the inbox empty; a write or sync that fails is only reported (nothing depended on
     /// it) and stops the zeroing in this journal.
     func zeroAheadIfDue() {
-        guard failure == nil, !zeroingFailed.load(ordering: .relaxed) else { return }
         let plan = writer.locked { w -> (file: any LayerFile, from: Int, to: Int, id: UInt64)? in
             guard zeroingDue(w), let segment = w.segment else { return nil }
-            let from = max(segment.zeroed, segment.end)
+            // From the next page: the zeros never dirty the page that holds the end of a record already synced
+            // (past the records, the rest of that page reads as zeros already).
+            let from = max(segment.zeroed, (segment.end + Self.zeroPage - 1) / Self.zeroPage * Self.zeroPage)
             let to = RecordFrame.align(segment.end + Self.zeroedAheadBytes)
             return to > from ? (segment.file, from, to, segment.id) : nil
         }

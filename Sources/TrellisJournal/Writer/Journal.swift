@@ -346,7 +346,7 @@ package final class Journal: Sendable {
     }
 
     /// Whether the caller runs on the flusher thread: in a turn, where an observer or what it released runs.
-    var isFlusherThread: Bool {
+    package var isFlusherThread: Bool {
         let flusher = flusherThread.locked { $0 }
         return flusher != nil && flusher == ObjectIdentifier(Thread.current)
     }
@@ -405,6 +405,8 @@ package final class Journal: Sendable {
         }
         let closed = TrellisError(.readOnly, "the store at \(directory) is closed")
         for ticket in pending + flushes { ticket.complete(failure ?? closed) }
+        // After the last turn's deliveries; a close queued from the flusher (`closeFromFlusher`) ends here too.
+        delivery.locked { $0.target }?.closed()
         for ticket in tickets { ticket.complete(failure) }
     }
 

@@ -82,8 +82,8 @@ extension Store {
     /// between from the store's files, or ends with `.historyCompacted` when they were not retained.
     ///
     /// The stream ends with an error where `history(since:)` would throw; cancelling the task that iterates it ends
-    /// it. Closing the store, or releasing it, ends it too: after every commit durable by then (with an error when the
-    /// store closed before the past had been read). New commits are delivered from memory, on the thread that made them durable (the store's flusher, or a
+    /// it. Closing the store, or releasing it, ends it too, after every commit durable by then (it may end with an
+    /// error when the store closed before the past had been read). New commits are delivered from memory, on the thread that made them durable (the store's flusher, or a
     /// follower's thread), so a slow consumer only grows the stream's buffer.
     public func historyUpdates(
         since token: HistoryToken? = nil
@@ -143,23 +143,26 @@ extension Store {
         // After a close the store publishes nothing more: what was durable by then is delivered, and the stream ends
         // (then its tokens go, and with them what its closures hold of the closed store).
         let handlers = publication.handlers
-        let closeID = handlers.closeWatchers.locked { watchers in
-            watchers.add { _ in
-                follow.locked { f in
-                    f.closed = true
-                    guard f.last != nil else { return }  // the past read ends the stream when it is done
-                    deliver(&f)
-                    if !f.ended {
-                        f.ended = true
-                        continuation.finish()
-                    }
+        let ending = { @Sendable in
+            follow.locked { f in
+                f.closed = true
+                guard f.last != nil else { return }  // the past read ends the stream when it is done
+                deliver(&f)
+                if !f.ended {
+                    f.ended = true
+                    continuation.finish()
                 }
             }
         }
+        // Off the closing thread: a store released inside `deliver` (the last reference it took) would otherwise call
+        // this with `follow` locked on the same thread.
+        let closeID = handlers.addCloseWatcher { _ in DispatchQueue.global().async { ending() } }
+        // A store closed already ends the stream once the past is read (which then fails, or reads what is there).
+        if closeID == nil { follow.locked { $0.closed = true } }
         continuation.onTermination = { _ in
             observation.cancel()
             syncs.cancel()
-            handlers.closeWatchers.locked { $0.remove(closeID) }
+            if let closeID { handlers.removeCloseWatcher(closeID) }
         }
         DispatchQueue.global().async { [self] in
             do {
@@ -312,6 +315,9 @@ struct WatcherList<Argument>: Sendable {
     }
 
     mutating func remove(_ id: Int) { entries.removeAll { $0.0 == id } }
+
+    /// Removes every handler; ids already handed out are not given again.
+    mutating func removeAll() { entries.removeAll() }
 
     var handlers: [@Sendable (Argument) -> Void] { entries.map(\.1) }
 }

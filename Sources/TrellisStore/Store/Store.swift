@@ -99,8 +99,10 @@ public final class Store: Sendable {
 
     deinit {
         follower?.close()
+        // On the flusher thread the journal only queues its close, and tells the handlers when it has closed.
+        let closesLater = journal?.isFlusherThread ?? false
         try? journal?.close()
-        publication.handlers.storeClosed()
+        if !closesLater { publication.handlers.storeClosed() }
         // As `close()` does: the kept versions go with the store, not on the reclaimer's queue a second later.
         reclaimer.drain()
     }

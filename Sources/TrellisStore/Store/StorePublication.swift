@@ -68,6 +68,10 @@ final class StorePublication: Sendable, DurablePublisher {
         let handlers = handlers.syncWatchers.locked { $0.handlers }
         for handler in handlers { handler(sequence) }
     }
+
+    /// The journal's last turn is over: what watches for the store's close is told (once; `close()` and `deinit`
+    /// tell it too, for a store without a journal).
+    package func closed() { handlers.storeClosed() }
 }
 
 /// A store's observers and what waits for its syncs; what observation tokens hold.
@@ -75,14 +79,28 @@ final class StoreHandlers: Sendable {
     let observers = Mutex<ObserverList>(ObserverList())
     /// What waits for the journal's syncs: the history feeds of a store that publishes before the sync.
     let syncWatchers = Mutex(WatcherList<UInt64>())
-    /// What ends when the store closes or is released: the history feeds.
-    let closeWatchers = Mutex(WatcherList<Void>())
+    /// What ends when the store closes or is released (the history feeds), and whether it has.
+    let closeWatchers = Mutex(CloseWatchers())
 
-    /// Calls, once, what watches for the store's close; later calls find none.
+    struct CloseWatchers: Sendable {
+        var list = WatcherList<Void>()
+        var closed = false
+    }
+
+    /// Adds `handler`, to be called once when the store closes; returns its id for `removeCloseWatcher`, or nil when
+    /// the store has closed already (the handler is not kept).
+    func addCloseWatcher(_ handler: @escaping @Sendable (()) -> Void) -> Int? {
+        closeWatchers.locked { w in w.closed ? nil : w.list.add(handler) }
+    }
+
+    func removeCloseWatcher(_ id: Int) { closeWatchers.locked { $0.list.remove(id) } }
+
+    /// Calls, once, what watches for the store's close; later calls, and watchers added later, find it closed.
     func storeClosed() {
-        let handlers = closeWatchers.locked { watchers -> [@Sendable (()) -> Void] in
-            defer { watchers = WatcherList() }
-            return watchers.handlers
+        let handlers = closeWatchers.locked { w -> [@Sendable (()) -> Void] in
+            w.closed = true
+            defer { w.list.removeAll() }
+            return w.list.handlers
         }
         for handler in handlers { handler(()) }
     }

@@ -94,6 +94,46 @@ import Testing
         try reopened.close()
     }
 
+    /// What the observer of `aStreamEndsAfterTheCommitThatReleasedItsStoreOnTheFlusher` holds.
+    final class Releaser: @unchecked Sendable {
+        var store: Store?
+        var token: ObservationToken?
+    }
+
+    @Test(
+        "a store released by an observer on its flusher ends its history streams after the commit being published, even a stream registered after that observer"
+    )
+    func aStreamEndsAfterTheCommitThatReleasedItsStoreOnTheFlusher() async throws {
+        let temporary = TemporaryDirectory()
+        // The replicated commit: the second of a store that holds the same first folder.
+        let source = try Store(models: [Project.self, Chore.self, Folder.self])
+        try Self.insertFolder(source, "first")
+        var tx = source.transaction()
+        try tx.insert("Folder", ["name": "replicated"])
+        let changes = try source.commit(tx).changes
+        let releaser = Releaser()
+        var consumer: Consumer?
+        do {
+            let store = try Self.open(temporary.store, .perCommit)
+            try Self.insertFolder(store, "first")
+            // Registered before the stream: it runs first and frees the store while the commit is being published.
+            releaser.store = store
+            releaser.token = store.observe { [releaser] _ in
+                releaser.token = nil
+                releaser.store = nil
+            }
+            consumer = Consumer(store.historyUpdates())
+            #expect(await eventuallyYielding { consumer?.seen == [1] })
+            try await Task.sleep(nanoseconds: 50_000_000)  // the past read lets go of the store
+            try store.applyReplicated(changes, sequence: store.snapshot.sequence + 1, author: nil, waitDurable: false)
+        }
+        let ended = try #require(consumer)
+        defer { ended.task.cancel() }
+        #expect(await eventuallyYielding(within: 10) { ended.ended != nil }, "the stream ended with its store")
+        #expect(ended.ended == "finished")
+        #expect(ended.seen == [1, 2], "the commit published as the store was freed reached the stream first")
+    }
+
     @Test("a stream whose store closes before its past is read still ends, with what it read in order, or an error")
     func aStreamEndsWhenItsStoreClosesBeforeThePastIsRead() async throws {
         for round in 0..<20 {
