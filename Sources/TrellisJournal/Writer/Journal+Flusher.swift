@@ -313,6 +313,8 @@ extension Journal {
     /// is written meanwhile) and the inbox empty; a write or sync that fails is only reported (nothing depended on
     /// it) and stops the zeroing in this journal.
     func zeroAheadIfDue() {
+        // The flusher comes here each time it finds nothing to do: a journal that never zeroes takes no lock for it.
+        guard zeroesAhead else { return }
         let plan = writer.locked { w -> (file: any LayerFile, from: Int, to: Int, id: UInt64)? in
             guard zeroingDue(w), let segment = w.segment else { return nil }
             // From the next page: the zeros never dirty the page that holds the end of a record already synced

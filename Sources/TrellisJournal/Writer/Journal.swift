@@ -273,7 +273,7 @@ package final class Journal: Sendable {
             var zeroing = false
             if let work {
                 replaced = process(work)
-                zeroing = writer.locked { zeroingDue($0) }
+                zeroing = zeroesAhead && writer.locked { zeroingDue($0) }
             }
             turn.unlock()
             // The flusher writes the zeros ahead while idle (`zeroAheadIfDue`); this thread's save is done.
