@@ -67,6 +67,9 @@ package final class JournalFollower: Sendable {
     let stopped = Atomic<Bool>(false)
     /// Steps taken so far (the thread's first one included), for tests that pause a follower.
     let steps = Atomic<Int>(0)
+    /// The thread inside a step now, if any: `close()` from that thread (a store released inside its own step)
+    /// must not wait for the step.
+    let stepping = Mutex<ObjectIdentifier?>(nil)
 
     private init(layer: any FileLayer, directory: String, present: @escaping Presenter, state: State) {
         self.layer = layer
@@ -250,6 +253,8 @@ package final class JournalFollower: Sendable {
     package func step() -> UInt64 {
         state.locked { s in
             guard s.failure == nil, !stopped.load(ordering: .relaxed) else { return s.graph.sequence }
+            stepping.locked { $0 = ObjectIdentifier(Thread.current) }
+            defer { stepping.locked { $0 = nil } }
             var commits: [Commit] = []
             do {
                 commits = try advance(&s, initial: false)
@@ -314,14 +319,18 @@ package final class JournalFollower: Sendable {
     }
 
     /// Stops following; the store keeps the version it shows. The thread closes the files as it ends (or this call,
-    /// when none was started). Takes no lock a step holds: a store released by the last reference an observer held
-    /// ends here, on the follower's thread, inside a step.
+    /// when none was started). A step in progress on another thread is waited for, so nothing is published once this
+    /// returns. Inside a step (a store released by the last reference an observer held, on the follower's thread)
+    /// it takes no lock the step holds, and the step publishes nothing more after it.
     package func close() {
         stopped.store(true, ordering: .relaxed)
         let started = watch.locked { w -> Bool in
             w?.stop()
             return w != nil
         }
+        let insideStep = stepping.locked { $0 == ObjectIdentifier(Thread.current) }
+        // A step that began before `stopped` was set ends before the lock is free; later ones publish nothing.
+        if !insideStep { state.locked { _ in } }
         if !started { closeFiles() }
         delivery.locked { $0.target = nil }
     }

@@ -254,7 +254,9 @@ public final class Store: Sendable {
     /// With `StoreOptions.Compaction.atClose`, first compacts when the journal has grown long against the checkpoint
     /// (so the next open loads a checkpoint instead of replaying); then writes and syncs every commit, waits for a
     /// running compaction, closes the files and releases the writer lock. Later commits throw `.readOnly`. Throws the
-    /// store's failure if it failed at any time.
+    /// store's failure if it failed at any time. A follower stops following once the commits it is publishing on its
+    /// thread have reached their observers: none is published after this returns, and its history streams end after
+    /// them.
     public func close() throws {
         try observerThreads.refuse("close()")
         let wasClosed = writer.locked { _ in

@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import TrellisCore
+@testable import TrellisStore
+
+/// A follower's `close()` ends its publishing: a step running on the follower's thread is waited for, so no observer
+/// runs after `close()` returns and the close watchers (history streams) are told after the last commit published.
+/// A follower released inside its own step, on its own thread, still closes without waiting for itself.
+@Suite struct FollowerCloseTests {
+    static let schema = try! Schema([EntityDescription("Note", attributes: [.init("n", .int)])])
+
+    static func directory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("follower-close-\(UUID().uuidString)")
+    }
+
+    /// What an observer that holds up its step records.
+    final class SlowObserver: Sendable {
+        let entered = DispatchSemaphore(value: 0)
+        let returned = Atomic<Bool>(false)
+        let callsAfterClose = Atomic<Int>(0)
+        let closeReturned = Atomic<Bool>(false)
+    }
+
+    @Test func closeWaitsForAStepThatIsPublishingOnTheFollowersThread() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Store(directory: directory, schema: Self.schema)
+        let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
+        let slow = SlowObserver()
+        let token = follower.observe { [slow] _ in
+            if slow.closeReturned.load(ordering: .sequentiallyConsistent) {
+                slow.callsAfterClose.add(1, ordering: .sequentiallyConsistent)
+            }
+            slow.entered.signal()
+            // Held long enough that a close which does not wait returns well before this does.
+            Thread.sleep(forTimeInterval: 0.3)
+            slow.returned.store(true, ordering: .sequentiallyConsistent)
+        }
+        try writer.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
+        #expect(slow.entered.wait(timeout: .now() + 30) == .success, "the follower published the commit")
+        try follower.close()
+        slow.closeReturned.store(true, ordering: .sequentiallyConsistent)
+        let observerReturned = slow.returned.load(ordering: .sequentiallyConsistent)
+        #expect(observerReturned, "close() returned while the follower's step was still inside the observer")
+        // Commits made after the close are not published to the closed follower.
+        try writer.write { tx in _ = try tx.insert("Note", ["n": .int(2)]) }
+        try writer.flush()
+        Thread.sleep(forTimeInterval: 0.2)
+        let callsAfterClose = slow.callsAfterClose.load(ordering: .sequentiallyConsistent)
+        #expect(callsAfterClose == 0)
+        #expect(follower.snapshot.sequence == 1, "the closed follower keeps the version it showed")
+        token.cancel()
+        try writer.close()
+    }
+
+    @Test func aClosedFollowersHistoryStreamHoldsEveryCommitItsObserversSawAndNoneFollows() async throws {
+        for round in 0..<5 {
+            let directory = Self.directory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let writer = try Store(directory: directory, schema: Self.schema)
+            let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
+            let observed = Mutex<[UInt64]>([])
+            let entered = DispatchSemaphore(value: 0)
+            let token = follower.observe { commit in
+                observed.locked { $0.append(commit.sequence) }
+                entered.signal()
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            let stream = follower.historyUpdates()
+            let collector = Task { () throws -> [UInt64] in
+                var sequences: [UInt64] = []
+                for try await transaction in stream { sequences.append(transaction.sequence) }
+                return sequences
+            }
+            for n in 1...3 { try writer.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(n))]) } }
+            // Close while a step is inside the observer: what it publishes is in the stream before the stream ends.
+            #expect(entered.wait(timeout: .now() + 30) == .success)
+            try follower.close()
+            let seenAtClose = observed.locked { $0 }
+            let streamed = try await collector.value
+            try await Task.sleep(for: .milliseconds(100))
+            let seen = observed.locked { $0 }
+            #expect(!seen.isEmpty, "round \(round)")
+            #expect(seen == seenAtClose, "round \(round): observers ran after close() returned")
+            #expect(streamed == Array(1...(seen.last ?? 0)), "round \(round): streamed \(streamed), observed \(seen)")
+            token.cancel()
+            try writer.close()
+        }
+    }
+
+    /// What the observer of `aFollowerReleasedInsideItsOwnStepClosesWithoutWaitingForItself` holds.
+    final class Release: @unchecked Sendable {
+        var store: Store?
+        var token: ObservationToken?
+        weak var freed: Store?
+        let handlerReturned = DispatchSemaphore(value: 0)
+        var freedInHandler = false
+    }
+
+    @Test func aFollowerReleasedInsideItsOwnStepClosesWithoutWaitingForItself() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Store(directory: directory, schema: Self.schema)
+        let release = Release()
+        do {
+            let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
+            release.store = follower
+            release.freed = follower
+            release.token = follower.observe { [release] _ in
+                release.token = nil
+                release.store = nil  // the last reference: the follower's deinit, and its close, run here
+                release.freedInHandler = release.freed == nil
+                release.handlerReturned.signal()
+            }
+        }
+        try writer.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
+        #expect(
+            release.handlerReturned.wait(timeout: .now() + 10) == .success,
+            "the handler returned: the follower's close did not wait for the step it ran in")
+        #expect(release.freedInHandler)
+        try writer.close()
+    }
+}
