@@ -226,39 +226,17 @@ extension ContiguousArray where Element: Comparable {
     /// returns false when it takes no more.
     static func placing(places: [Int64], _ forEach: ((Element) -> Bool) -> Void) -> ContiguousArray? {
         let n = places.count
-        var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
-        var filled = 0
-        var valid = true
         let out = ContiguousArray(uninitializedCapacity: n) { buffer, initialized in
-            places.withUnsafeBufferPointer { places in
-                seen.withUnsafeMutableBufferPointer { seen in
-                    forEach { item in
-                        guard filled < n else {
-                            valid = false
-                            return false
-                        }
-                        let p = Int(truncatingIfNeeded: places[filled])
-                        let bit: UInt64 = 1 << UInt64(p & 63)
-                        guard p >= 0, p < n, seen[p >> 6] & bit == 0 else {
-                            valid = false
-                            return false
-                        }
-                        seen[p >> 6] |= bit
-                        buffer.initializeElement(at: p, to: item)
-                        filled += 1
-                        return true
-                    }
-                    if valid && filled == n {
-                        initialized = n
-                        return
-                    }
-                    // Not a permutation of the items: release those already placed.
-                    for p in 0..<n where seen[p >> 6] & (1 << UInt64(p & 63)) != 0 {
-                        (buffer.baseAddress! + p).deinitialize(count: 1)
-                    }
-                    initialized = 0
-                }
+            let placed = Placement.place(places, forEach) { p, item in buffer.initializeElement(at: p, to: item) }
+            if placed.complete {
+                initialized = n
+                return
             }
+            // Not a permutation of the items: release those already placed.
+            for p in 0..<n where placed.seen[p >> 6] & (1 << UInt64(p & 63)) != 0 {
+                (buffer.baseAddress! + p).deinitialize(count: 1)
+            }
+            initialized = 0
         }
         guard out.count == n else { return nil }
         var i = 1

@@ -115,32 +115,13 @@ extension SortedTree {
             .allocate(capacity: Swift.min(1 << shift, n - $0))
         }
         defer { for chunk in chunks { chunk?.deallocate() } }
-        var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
-        var filled = 0
-        var valid = true
-        chunks.withUnsafeBufferPointer { chunks in
-            places.withUnsafeBufferPointer { places in
-                seen.withUnsafeMutableBufferPointer { seen in
-                    forEach { key in
-                        guard filled < n else {
-                            valid = false
-                            return false
-                        }
-                        let p = Int(truncatingIfNeeded: places[filled])
-                        guard p >= 0, p < n, seen[p >> 6] & (1 << UInt64(p & 63)) == 0 else {
-                            valid = false
-                            return false
-                        }
-                        seen[p >> 6] |= 1 << UInt64(p & 63)
-                        (chunks[p >> shift].unsafelyUnwrapped + (p & mask)).initialize(to: key)
-                        filled += 1
-                        return true
-                    }
-                }
+        let placed = chunks.withUnsafeBufferPointer { chunks in
+            Placement.place(places, forEach) { p, key in
+                (chunks[p >> shift].unsafelyUnwrapped + (p & mask)).initialize(to: key)
             }
         }
         // Every position written once: no chunk holds an uninitialized key past this point.
-        guard valid, filled == n else { return nil }
+        guard placed.complete else { return nil }
         var tree = SortedTree(fanout: fanout)
         guard n > 0 else { return tree }
         let runs = Self.runs(n, fanout: fanout)
@@ -216,5 +197,47 @@ extension SortedTree {
             runs[runs.count - 1] = middle..<count
         }
         return runs
+    }
+}
+
+/// Elements handed over one by one, each put at the position a list gives it (a checkpoint's index order).
+enum Placement {
+    /// Calls `place` with each element `forEach` hands over, the i-th with position `places[i]`, as long as every
+    /// position is in `0 ..< places.count` and new. Returns a bit per position placed (bit `p & 63` of word `p >> 6`)
+    /// and whether the positions placed are all of them: a permutation of `0 ..< places.count`. `forEach` stops when
+    /// its body returns false, which it does at the first position out of range or repeated, or past the last one.
+    @inline(__always)
+    static func place<Element>(
+        _ places: [Int64], _ forEach: ((Element) -> Bool) -> Void, _ place: (Int, Element) -> Void
+    ) -> (seen: [UInt64], complete: Bool) {
+        let n = places.count
+        var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
+        var filled = 0
+        var valid = true
+        // Both closures are only called during this call; the compiler cannot see that `forEach` does not call
+        // `place` itself.
+        withoutActuallyEscaping(place) { place in
+            places.withUnsafeBufferPointer { places in
+                seen.withUnsafeMutableBufferPointer { seen in
+                    forEach { element in
+                        guard filled < n else {
+                            valid = false
+                            return false
+                        }
+                        let p = Int(truncatingIfNeeded: places[filled])
+                        let bit: UInt64 = 1 << UInt64(p & 63)
+                        guard p >= 0, p < n, seen[p >> 6] & bit == 0 else {
+                            valid = false
+                            return false
+                        }
+                        seen[p >> 6] |= bit
+                        place(p, element)
+                        filled += 1
+                        return true
+                    }
+                }
+            }
+        }
+        return (seen, valid && filled == n)
     }
 }
