@@ -96,7 +96,8 @@ public enum Value: Sendable {
 }
 
 extension Value: Comparable, Hashable {
-    /// The total order indexes sort by: null first, then by type, then by value (numbers of any case by numeric value).
+    /// The total order indexes sort by: null first, then by type, then by value (numbers of any case by exact
+    /// numeric value).
     public static func < (lhs: Value, rhs: Value) -> Bool {
         compare(lhs, rhs) < 0
     }
@@ -129,7 +130,7 @@ extension Value: Comparable, Hashable {
         }
     }
 
-    /// Three-way comparison; numbers of different cases compare by numeric value.
+    /// Three-way comparison; numbers of different cases compare by numeric value, an integer and a double exactly.
     package static func compare(_ lhs: Value, _ rhs: Value) -> Int {
         switch (lhs, rhs) {
         case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)
@@ -147,7 +148,8 @@ extension Value: Comparable, Hashable {
         case (.decimal(let a), .decimal(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.decimal(let a), _): return compareDoubles(NSDecimalNumber(decimal: a).doubleValue, rhs.doubleValue!)
         case (_, .decimal(let b)): return compareDoubles(lhs.doubleValue!, NSDecimalNumber(decimal: b).doubleValue)
-        case (.int, .double), (.double, .int): return compareDoubles(lhs.doubleValue!, rhs.doubleValue!)
+        case (.int(let a), .double(let b)): return compareExactly(a, b)
+        case (.double(let a), .int(let b)): return -compareExactly(b, a)
         case (.data(let a), .data(let b)): return compareBytes(a, b)
         case (.uuid(let a), .uuid(let b)): return a.uuidString < b.uuidString ? -1 : (a == b ? 0 : 1)
         case (.url(let a), .url(let b)):
@@ -172,6 +174,19 @@ extension Value: Comparable, Hashable {
             : a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, common) } }
         if order != 0 { return order < 0 ? -1 : 1 }
         return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
+    }
+
+    /// An integer against a double by their exact values: converting the integer to `Double` rounds it from 2^53 on,
+    /// which would make 2^53 + 1 equal 2^53. NaN sorts above every number, as in `compareDoubles`.
+    package static func compareExactly(_ a: Int64, _ b: Double) -> Int {
+        if b.isNaN { return -1 }
+        if b >= 9_223_372_036_854_775_808.0 { return -1 }
+        if b < -9_223_372_036_854_775_808.0 { return 1 }
+        // In range, so its integer part converts exactly; what is left of `b` breaks a tie.
+        let whole = b.rounded(.towardZero)
+        let integer = Int64(whole)
+        if a != integer { return a < integer ? -1 : 1 }
+        return b > whole ? -1 : (b < whole ? 1 : 0)
     }
 
     private static func compareDoubles(_ a: Double, _ b: Double) -> Int {

@@ -36,7 +36,9 @@ extension Graph {
     /// Objects in the order of an index, between optional bounds on a prefix of its values.
     ///
     /// A bound with fewer values than the index has compares by that prefix: `from: ["a"], to: ["a"]` with both ends
-    /// inclusive selects every entry whose first value is "a".
+    /// inclusive selects every entry whose first value is "a". A bound with more values than the index has sorts
+    /// after every entry it starts with. Values compare as `Value` orders them: numbers by their exact numeric value,
+    /// whatever their cases.
     /// - Complexity: O(log n + k) for k objects returned.
     public func scan(
         _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,

@@ -286,15 +286,17 @@ package enum IndexTree: Sendable {
     ) -> (ScalarEntry?, ScalarEntry?)? {
         var lo: ScalarEntry?
         var hi: ScalarEntry?
-        if let v = lower?.first {
-            switch coding.bound(v, lower: true, inclusive: li) {
+        // A bound of more values than one sorts after the entries holding its first, as a longer probe does in a
+        // general index: they lie below it, whichever end it is.
+        if let lower, let v = lower.first {
+            switch coding.bound(v, lower: true, inclusive: lower.count > 1 ? false : li) {
             case .empty: return nil
             case .unbounded: break
             case .key(let k): lo = k
             }
         }
-        if let v = upper?.first {
-            switch coding.bound(v, lower: false, inclusive: ui) {
+        if let upper, let v = upper.first {
+            switch coding.bound(v, lower: false, inclusive: upper.count > 1 ? true : ui) {
             case .empty: return nil
             case .unbounded: break
             case .key(let k): hi = k

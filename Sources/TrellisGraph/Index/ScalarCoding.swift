@@ -80,6 +80,21 @@ import TrellisCore
         switch (self, value) {
         case (.bool, .bool(let b)): return exact(b ? 1 : 0)
         case (.date, .date(let d)): return exact(Self.encode(d.timeIntervalSinceReferenceDate))
+        case (.double, .int(let i)):
+            // The nearest double may lie on either side of an integer above 2^53: then the bound lies strictly
+            // between two doubles, and is moved inward to the one on its side.
+            let d = Double(i)
+            switch Value.compareExactly(i, d) {
+            case 0: return exact(Self.encode(d))
+            case 1:
+                return lower
+                    ? .key(ScalarEntry(bits: Self.encode(d.nextUp), serial: low))
+                    : .key(ScalarEntry(bits: Self.encode(d), serial: high))
+            default:
+                return lower
+                    ? .key(ScalarEntry(bits: Self.encode(d), serial: low))
+                    : .key(ScalarEntry(bits: Self.encode(d.nextDown), serial: high))
+            }
         case (.double, _): return exact(Self.encode(value.doubleValue ?? Self.decimalDouble(value)))
         case (.int, .int(let i)): return exact(Self.encode(i))
         case (.int, _):

@@ -98,6 +98,36 @@ import Testing
         }
     }
 
+    /// A bound of two values on a one-value index sorts after the entries holding its first value, at either end,
+    /// as it does in a general index, where a longer probe follows every key it starts with.
+    @Test func aBoundOfMoreValuesThanTheIndexSortsAfterTheEntriesHoldingItsFirst() throws {
+        let store = Store(schema: Self.schema)
+        var ids: [Int64: ObjectID] = [:]
+        try store.write { tx in
+            for n in Int64(1)...5 {
+                let row: [Value] = [
+                    .int(n), .double(Double(n)), .date(Date(timeIntervalSinceReferenceDate: Double(n))), .bool(n > 2),
+                    .int(n),
+                ]
+                ids[n] = tx.insert(entity: 0, row: row)
+            }
+        }
+        let s = store.snapshot
+        let index = try Self.schema.index("Sample", ["i"])
+        func scan(_ lower: [Value]?, _ li: Bool, _ upper: [Value]?, _ ui: Bool) -> [Int64] {
+            let found = s.scan(index, from: lower, inclusive: li, to: upper, inclusive: ui)
+            return found.compactMap { id in ids.first { $0.value == id }?.key }
+        }
+        for inclusive in [true, false] {
+            // From [3, x]: 3 lies below the bound, inclusive or not; to [3, x]: 3 lies below it, so it is in.
+            #expect(scan([.int(3), .int(0)], inclusive, nil, true) == [4, 5])
+            #expect(scan(nil, true, [.int(3), .int(0)], inclusive) == [1, 2, 3])
+            #expect(scan([.int(2), .null], inclusive, [.int(4), .string("z")], inclusive) == [3, 4])
+            // A first value between the integers rounds inward whatever follows it.
+            #expect(scan([.double(2.5), .int(9)], inclusive, [.double(4.5), .int(9)], inclusive) == [3, 4])
+        }
+    }
+
     @Test func uniqueScalarIndexRejectsDuplicatesAndFindsByValue() throws {
         let store = Store(schema: Self.schema)
         let row: [Value] = [.int(1), .double(1), .date(Date(timeIntervalSinceReferenceDate: 0)), .bool(true), .int(-5)]
