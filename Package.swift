@@ -35,6 +35,11 @@ let package = Package(
             name: "CThreadSanitizer",
             path: "Sources/CThreadSanitizer"
         ),
+        // Prefetch hints (static inline functions of the compiler's builtins), for the bulk loads' scattered writes.
+        .systemLibrary(
+            name: "CTrellisHints",
+            path: "Sources/CTrellisHints"
+        ),
         // The library's layers, each importing only those below it (`.ci/check-layers.py` keeps it so):
         // TrellisCore ◂ TrellisGraph ◂ TrellisJournal ◂ TrellisStore ◂ Trellis (the umbrella apps import).
         .target(
@@ -44,7 +49,7 @@ let package = Package(
         ),
         .target(
             name: "TrellisGraph",
-            dependencies: ["TrellisCore"],
+            dependencies: ["TrellisCore", "CTrellisHints"],
             path: "Sources/TrellisGraph",
             // Node counting for the commit-cost tests: in debug builds, and in the release build CI tests
             // (`-Xswiftc -DTRELLIS_COUNT_NODES`); a release build of an app has no counter.

@@ -1,3 +1,4 @@
+import CTrellisHints
 import TrellisCore
 
 /// Builds an index tree in one pass from an entity's leaves: from its keys sorted in an array, from the places a
@@ -227,7 +228,12 @@ extension ContiguousArray where Element: Comparable {
     static func placing(places: [Int64], _ forEach: ((Element) -> Bool) -> Void) -> ContiguousArray? {
         let n = places.count
         let out = ContiguousArray(uninitializedCapacity: n) { buffer, initialized in
-            let placed = Placement.place(places, forEach) { p, item in buffer.initializeElement(at: p, to: item) }
+            let base = buffer.baseAddress!
+            let placed = Placement.place(places, forEach) { p, item in
+                buffer.initializeElement(at: p, to: item)
+            } ahead: { p in
+                trellis_prefetch_for_write(base + p)
+            }
             if placed.complete {
                 initialized = n
                 return

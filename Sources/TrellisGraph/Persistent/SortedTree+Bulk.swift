@@ -1,3 +1,4 @@
+import CTrellisHints
 import TrellisCore
 
 extension SortedTree {
@@ -118,6 +119,8 @@ extension SortedTree {
         let placed = chunks.withUnsafeBufferPointer { chunks in
             Placement.place(places, forEach) { p, key in
                 (chunks[p >> shift].unsafelyUnwrapped + (p & mask)).initialize(to: key)
+            } ahead: { p in
+                trellis_prefetch_for_write(chunks[p >> shift].unsafelyUnwrapped + (p & mask))
             }
         }
         // Every position written once: no chunk holds an uninitialized key past this point.
@@ -202,38 +205,52 @@ extension SortedTree {
 
 /// Elements handed over one by one, each put at the position a list gives it (a checkpoint's index order).
 enum Placement {
+    /// How many elements ahead `place` asks for a position's cache line: the positions are at random, so each write
+    /// would otherwise wait for its line (at a million keys most of a checkpoint load's index time).
+    static let distance = 16
+
     /// Calls `place` with each element `forEach` hands over, the i-th with position `places[i]`, as long as every
     /// position is in `0 ..< places.count` and new. Returns a bit per position placed (bit `p & 63` of word `p >> 6`)
     /// and whether the positions placed are all of them: a permutation of `0 ..< places.count`. `forEach` stops when
     /// its body returns false, which it does at the first position out of range or repeated, or past the last one.
+    /// `ahead` is told each position some elements before its element comes, to prefetch where it will be written.
     @inline(__always)
     static func place<Element>(
-        _ places: [Int64], _ forEach: ((Element) -> Bool) -> Void, _ place: (Int, Element) -> Void
+        _ places: [Int64], _ forEach: ((Element) -> Bool) -> Void, _ place: (Int, Element) -> Void,
+        ahead: (Int) -> Void = { _ in }
     ) -> (seen: [UInt64], complete: Bool) {
         let n = places.count
         var seen = [UInt64](repeating: 0, count: (n + 63) >> 6)
         var filled = 0
         var valid = true
-        // Both closures are only called during this call; the compiler cannot see that `forEach` does not call
-        // `place` itself.
+        // The closures are only called during this call; the compiler cannot see that `forEach` does not call
+        // `place` or `ahead` itself.
         withoutActuallyEscaping(place) { place in
-            places.withUnsafeBufferPointer { places in
-                seen.withUnsafeMutableBufferPointer { seen in
-                    forEach { element in
-                        guard filled < n else {
-                            valid = false
-                            return false
+            withoutActuallyEscaping(ahead) { ahead in
+                places.withUnsafeBufferPointer { places in
+                    seen.withUnsafeMutableBufferPointer { seen in
+                        forEach { element in
+                            guard filled < n else {
+                                valid = false
+                                return false
+                            }
+                            let p = Int(truncatingIfNeeded: places[filled])
+                            let bit: UInt64 = 1 << UInt64(p & 63)
+                            guard p >= 0, p < n, seen[p >> 6] & bit == 0 else {
+                                valid = false
+                                return false
+                            }
+                            seen[p >> 6] |= bit
+                            place(p, element)
+                            // Where a later element goes: its line is on its way by the time that element comes.
+                            let later = filled + Placement.distance
+                            if later < n {
+                                let q = Int(truncatingIfNeeded: places[later])
+                                if q >= 0, q < n { ahead(q) }
+                            }
+                            filled += 1
+                            return true
                         }
-                        let p = Int(truncatingIfNeeded: places[filled])
-                        let bit: UInt64 = 1 << UInt64(p & 63)
-                        guard p >= 0, p < n, seen[p >> 6] & bit == 0 else {
-                            valid = false
-                            return false
-                        }
-                        seen[p >> 6] |= bit
-                        place(p, element)
-                        filled += 1
-                        return true
                     }
                 }
             }
