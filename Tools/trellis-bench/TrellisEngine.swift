@@ -91,7 +91,7 @@ final class TrellisEngine: BenchEngine {
                 model.scoreIndex, from: [.double(range.lower)], inclusive: true, to: [.double(range.upper)],
                 inclusive: false)
             var last = -Double.infinity
-            rows.forEach { object in
+            rows.forEach(reading: [model.score, model.id]) { object in
                 let score = object.double(model.score) ?? .nan
                 sum.rows += 1
                 sum.idSum &+= object.int(model.id) ?? 0

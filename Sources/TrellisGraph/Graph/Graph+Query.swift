@@ -68,7 +68,7 @@ extension Graph {
         inclusive upperInclusive: Bool = true, reverse: Bool = false, limit: Int = .max
     ) -> IndexRowSequence {
         guard let tree = tree(index) else {
-            return IndexRowSequence(entity: index.entity, serials: [], leaves: SerialTrie())
+            return IndexRowSequence(entity: index.entity, serials: [], leaves: SerialTrie(), columnCount: 0)
         }
         var serials: [UInt64] = []
         // The tree counts a range in O(log n): one allocation instead of one each time the array doubles.
@@ -78,7 +78,9 @@ extension Graph {
             from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, reverse: reverse,
             limit: limit
         ) { serials.append($0) }
-        return IndexRowSequence(entity: index.entity, serials: serials, leaves: tables[Int(index.entity)].leaves)
+        return IndexRowSequence(
+            entity: index.entity, serials: serials, leaves: tables[Int(index.entity)].leaves,
+            columnCount: schema.layouts[Int(index.entity)].attributes.count)
     }
 
     /// Reads an index alone: calls `body` with each entry `scan` selects, in the same order, as the object's ID and

@@ -1,3 +1,4 @@
+import CTrellisHints
 import Foundation
 import TrellisCore
 
@@ -175,11 +176,14 @@ public struct IndexRowSequence: Sequence, Sendable {
     let entity: UInt32
     let serials: [UInt64]
     let leaves: SerialTrie<Leaf>
+    /// How many attribute columns each of the entity's leaves holds.
+    let columnCount: Int
 
-    init(entity: UInt32, serials: [UInt64], leaves: SerialTrie<Leaf>) {
+    init(entity: UInt32, serials: [UInt64], leaves: SerialTrie<Leaf>, columnCount: Int) {
         self.entity = entity
         self.serials = serials
         self.leaves = leaves
+        self.columnCount = columnCount
     }
 
     /// The number of objects.
@@ -226,7 +230,21 @@ public struct IndexRowSequence: Sequence, Sendable {
     /// }
     /// ```
     /// - Complexity: O(k) for k rows, each a few node hops.
-    public func forEach(_ body: (Row) throws -> Void) rethrows {
+    public func forEach(_ body: (Row) throws -> Void) rethrows { try forEach(reading: [], body) }
+
+    /// `forEach(_:)` for a closure that reads only `attributes` (as Core Data's `propertiesToFetch` names them): the
+    /// rows and their order are the same, and the values of those attributes are brought into the processor's caches
+    /// a batch of rows ahead of `body`, so that reading rows scattered over a large store waits far less for memory.
+    /// Attributes of integer, floating-point and date types are brought in; others are read as `forEach(_:)` reads
+    /// them. Keys of another entity, and attributes `body` then does not read, change nothing but the time.
+    ///
+    /// ```swift
+    /// snapshot.rows(byScore, from: [.double(10)], to: [.double(20)]).forEach(reading: [score, n1]) { row in
+    ///     total += (row.double(score) ?? 0) + Double(row.int(n1) ?? 0)
+    /// }
+    /// ```
+    /// - Complexity: O(k) for k rows, as `forEach(_:)`.
+    public func forEach(reading attributes: [AttributeKey], _ body: (Row) throws -> Void) rethrows {
         guard let root = leaves.root else {
             for row in self { try body(row) }
             return
@@ -234,6 +252,8 @@ public struct IndexRowSequence: Sequence, Sendable {
         let tailKey = leaves.tail?.key
         let height = leaves.height
         let batch = Self.batch
+        // Columns the entity has: every leaf of it holds them all, so a hint's column is always there.
+        let columns = ArrayStorageHint.holds ? attributes.map(\.index).filter { $0 < columnCount } : []
         try withExtendedLifetime(root) {
             try withUnsafeTemporaryAllocation(of: Row.self, capacity: 1) { slot in
                 let lent = slot.baseAddress!
@@ -250,6 +270,24 @@ public struct IndexRowSequence: Sequence, Sendable {
                                 found[k &- start] =
                                     l == tailKey
                                     ? nil : SerialTrie<Leaf>.itemAddress(forKey: l, root: root, height: height)
+                            }
+                            if !columns.isEmpty {
+                                // The columns read, then (their lines on the way) their values: within each pass
+                                // the rows do not depend on each other, so their cache misses overlap.
+                                let stride = MemoryLayout<Column>.stride
+                                for k in start..<end {
+                                    guard let leaf = found[k &- start] else { continue }
+                                    let list = UnsafeRawPointer(leaf) + ArrayStorageHint.leafColumns
+                                    for c in columns { ArrayStorageHint.prefetch(list, byteOffset: c &* stride) }
+                                }
+                                for k in start..<end {
+                                    guard let leaf = found[k &- start] else { continue }
+                                    let r = Int(truncatingIfNeeded: serials[k]) & (Leaf.width - 1)
+                                    let list = UnsafeRawPointer(leaf) + ArrayStorageHint.leafColumns
+                                    guard let storage = list.load(as: UnsafeRawPointer?.self) else { continue }
+                                    let first = (storage + ArrayStorageHint.header).assumingMemoryBound(to: Column.self)
+                                    for c in columns { Column.prefetchValue(first + c, r) }
+                                }
                             }
                             for k in start..<end {
                                 let serial = serials[k]

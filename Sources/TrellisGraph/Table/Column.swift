@@ -1,3 +1,4 @@
+import CTrellisHints
 import Foundation
 import TrellisCore
 
@@ -167,6 +168,21 @@ import TrellisCore
         }
     }
 
+    /// Starts bringing in the line that holds row `row`'s value in the column at `column`: a hint, which reads the
+    /// column's plain fields and its array's storage address but retains nothing (`ArrayStorageHint`).
+    @inline(__always)
+    static func prefetchValue(_ column: UnsafePointer<Column>, _ row: Int) {
+        let raw = UnsafeRawPointer(column)
+        switch column.pointee.kind {
+        case .int:
+            let shift = column.pointee.isNarrow ? 2 : 3
+            ArrayStorageHint.prefetch(raw + ArrayStorageHint.ints, byteOffset: (row & 63) << shift)
+        case .double, .date:
+            ArrayStorageHint.prefetch(raw + ArrayStorageHint.doubles, byteOffset: (row & 63) << 3)
+        default: break
+        }
+    }
+
     /// An int column's value at `row` (a null row's slot holds a stale value or the base).
     /// - Complexity: O(1).
     @inlinable @inline(__always)
@@ -250,5 +266,34 @@ import TrellisCore
         ints = wide
         bits = 0
         isNarrow = false
+    }
+}
+
+/// Prefetch hints into an array's elements from where the array is stored, without retaining it: an array is one
+/// reference to a storage object whose elements follow a header of four words. A wrong guess costs a wasted hint,
+/// never a fault or a wrong result (a prefetch does neither).
+enum ArrayStorageHint {
+    /// The byte offsets of the arrays the hints follow, in their structs.
+    static let ints = MemoryLayout<Column>.offset(of: \Column.ints)!
+    static let doubles = MemoryLayout<Column>.offset(of: \Column.doubles)!
+    static let leafColumns = MemoryLayout<Leaf>.offset(of: \Leaf.columns)!
+    /// Where the elements start in an array's storage object.
+    static let header = 4 * MemoryLayout<Int>.size
+
+    /// Whether arrays lie as these hints expect (checked once on an array made for it); when not, `forEach(reading:)`
+    /// gives no hints, since the column hint reads a column's fields where it expects them.
+    static let holds: Bool = {
+        let array = [Column(kind: .int), Column(kind: .double)]
+        let stored = withUnsafePointer(to: array) { UnsafeRawPointer($0).load(as: UnsafeRawPointer?.self) }
+        let elements = array.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        return elements != nil && stored.map { $0 + header } == elements
+            && MemoryLayout<[Column]>.size == MemoryLayout<UnsafeRawPointer>.size
+    }()
+
+    /// Prefetches `byteOffset` bytes into the elements of the array stored at `array`.
+    @inline(__always)
+    static func prefetch(_ array: UnsafeRawPointer, byteOffset: Int) {
+        guard let storage = array.load(as: UnsafeRawPointer?.self) else { return }
+        trellis_prefetch(storage + header + byteOffset)
     }
 }

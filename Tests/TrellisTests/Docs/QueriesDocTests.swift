@@ -114,6 +114,13 @@ import Trellis
         }
 
         #expect(week == titles)
+
+        let estimate = try store.schema.attribute("Chore", "estimate")
+        var minutes = 0
+        snapshot.rows(due, from: [.date(monday)], inclusive: true, to: [.date(nextMonday)], inclusive: false)
+            .forEach(reading: [estimate]) { row in minutes += Int(row.int(estimate) ?? 0) }
+
+        #expect(minutes == (24..<192).reduce(0) { $0 + $1 % 10 })
         let latest = snapshot.rows(due, reverse: true, limit: 3).map { $0.string(title) ?? "" }
         #expect(latest == ["chore 199", "chore 198", "chore 197"])
     }

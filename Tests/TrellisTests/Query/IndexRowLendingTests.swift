@@ -122,6 +122,65 @@ private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
         #expect(sawTail)
     }
 
+    /// `forEach(reading:)` reads what `forEach` reads, in the same order, whatever it is told the closure reads: all
+    /// of it, some, none, a string attribute (no hint), a key of another entity, a repeated key; across batch
+    /// boundaries, forwards and backwards, with the tail leaf's rows among them.
+    @Test func forEachReadingReadsWhatForEachReads() throws {
+        let snapshot = try Self.store().snapshot
+        let byScore = try Self.schema.index("Item", ["score"])
+        let code = try Self.schema.attribute("Item", "code")
+        let score = try Self.schema.attribute("Item", "score")
+        let name = try Self.schema.attribute("Item", "name")
+        let folderName = try Self.schema.attribute("Folder", "name")
+        // The hints are on: otherwise this would compare `forEach` with itself.
+        #expect(ArrayStorageHint.holds)
+        let batch = IndexRowSequence.batch
+        for hints in [[code, score, name], [score], [name], [], [folderName], [score, score, code]] {
+            for reverse in [false, true] {
+                for limit in [0, 1, batch - 1, batch, batch + 1, 3 * batch + 5, 1_030] {
+                    let rows = snapshot.rows(byScore, reverse: reverse, limit: limit)
+                    var plain: [Read] = []
+                    try rows.forEach { plain.append(try Self.read($0)) }
+                    var hinted: [Read] = []
+                    try rows.forEach(reading: hints) { hinted.append(try Self.read($0)) }
+                    #expect(hinted.count == Swift.min(limit, 1_030), "limit \(limit)")
+                    #expect(hinted == plain, "hints \(hints.map(\.index)) limit \(limit) reverse \(reverse)")
+                }
+            }
+        }
+    }
+
+    /// Leaves loaded from a checkpoint hold narrow integer columns (32-bit offsets from a base), whose hint lands on
+    /// a different byte: reopened in another process's way (from its files), the hinted walk reads the same values.
+    @Test func forEachReadingReadsNarrowColumnsOfAReopenedStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reading-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, schema: Self.schema)
+            var tx = store.transaction()
+            try tx.insert("Folder", ["name": .string("inbox")])
+            for i in 0..<1_000 { try Self.insert(&tx, i) }
+            try store.commit(tx)
+            try store.compact()
+            try store.close()
+        }
+        let store = try Store(directory: directory, schema: Self.schema)
+        defer { try? store.close() }
+        let snapshot = store.snapshot
+        var narrow = 0
+        snapshot.tables[0].leaves.forEach { _, leaf in if leaf.columns[0].isNarrow { narrow += 1 } }
+        #expect(narrow > 0, "the reopened leaves' code columns are narrow")
+        let code = try Self.schema.attribute("Item", "code")
+        let score = try Self.schema.attribute("Item", "score")
+        let rows = snapshot.rows(try Self.schema.index("Item", ["score"]), from: [.double(5)], to: [.double(95)])
+        var plain: [Read] = []
+        try rows.forEach { plain.append(try Self.read($0)) }
+        var hinted: [Read] = []
+        try rows.forEach(reading: [code, score]) { hinted.append(try Self.read($0)) }
+        #expect(hinted.count > 800 && hinted == plain)
+        #expect(Set(hinted.compactMap(\.code)).count == hinted.count)
+    }
+
     /// The leaves `forEach` looked up for a batch stay valid while the closure commits: renames and deletes of rows
     /// later in the same batch, with the snapshot itself gone and replaced versions freed, leave the walk reading the
     /// version it started on.
@@ -237,6 +296,11 @@ private func retainCount(_ object: UnsafeMutableRawPointer) -> Int
         }
         #expect(total == 20 * (0..<1_030).reduce(0, +) && inFolder == 20 * 344)
         #expect(counts() == before, "rows read and dropped")
+        // The hints read the leaves' arrays where they are stored and retain nothing either.
+        total = 0
+        rows.forEach(reading: [code]) { row in total &+= row.int(code) ?? 0 }
+        #expect(total == (0..<1_030).reduce(0, +))
+        #expect(counts() == before, "rows read with hints")
         // Kept rows hold one reference to each of their leaf's arrays, an error or not.
         var kept: [Row] = []
         try? rows.forEach { row in
