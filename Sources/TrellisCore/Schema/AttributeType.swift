@@ -108,7 +108,8 @@ public enum AttributeType: UInt8, Sendable, Codable, CaseIterable, CustomStringC
     }
 
     /// Converts loosely typed input (an integer literal given to a `Double` attribute, a `Double` given to a `Float`)
-    /// to the form this type stores; returns nil when no lossless conversion exists.
+    /// to the form this type stores, as Swift converts it (an integer beyond 2^53 becomes the nearest `Double`);
+    /// returns nil when the value does not fit the type at all.
     package func normalized(_ value: Value) -> Value? {
         switch (self, value) {
         case (_, .null): return .null

@@ -96,8 +96,8 @@ public enum Value: Sendable {
 }
 
 extension Value: Comparable, Hashable {
-    /// The total order indexes sort by: null first, then by type, then by value (numbers of any case by exact
-    /// numeric value).
+    /// The total order indexes sort by: null first, then by type, then by value (numbers of any case by numeric value:
+    /// integers and doubles exactly, decimals through `Double`).
     public static func < (lhs: Value, rhs: Value) -> Bool {
         compare(lhs, rhs) < 0
     }
@@ -130,7 +130,8 @@ extension Value: Comparable, Hashable {
         }
     }
 
-    /// Three-way comparison; numbers of different cases compare by numeric value, an integer and a double exactly.
+    /// Three-way comparison; numbers of different cases compare by numeric value: an integer and a double exactly, a
+    /// decimal through `Double` (so beyond about 15 significant digits a decimal can equal neighbouring integers).
     package static func compare(_ lhs: Value, _ rhs: Value) -> Int {
         switch (lhs, rhs) {
         case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)

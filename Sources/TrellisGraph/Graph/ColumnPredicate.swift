@@ -38,8 +38,12 @@ extension ColumnPredicate.Operand {
         case (.bool, .bool(let b)): self = .bool(b)
         case (.int, .int(let i)): self = .int(i)
         case (.double, .double(let d)): self = .double(d)
-        // `Value.compare` orders an int against a double by converting the int, exactly as this does.
-        case (.double, .int(let i)): self = .double(Double(i))
+        // `Value.compare` orders an int against a double by their exact values: the int converts only when no
+        // rounding changes it (below 2^53 in magnitude, or a power of two); otherwise the evaluator compares.
+        case (.double, .int(let i)):
+            let d = Double(i)
+            guard Value.compareExactly(i, d) == 0 else { return nil }
+            self = .double(d)
         case (.date, .date(let d)): self = .date(d.timeIntervalSinceReferenceDate)
         default: return nil
         }

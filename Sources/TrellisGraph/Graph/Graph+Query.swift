@@ -37,8 +37,8 @@ extension Graph {
     ///
     /// A bound with fewer values than the index has compares by that prefix: `from: ["a"], to: ["a"]` with both ends
     /// inclusive selects every entry whose first value is "a". A bound with more values than the index has sorts
-    /// after every entry it starts with. Values compare as `Value` orders them: numbers by their exact numeric value,
-    /// whatever their cases.
+    /// after every entry it starts with. Values compare as `Value` orders them: integers and doubles by their exact
+    /// values, whatever their cases.
     /// - Complexity: O(log n + k) for k objects returned.
     public func scan(
         _ index: IndexKey, from lower: [Value]? = nil, inclusive lowerInclusive: Bool = true, to upper: [Value]? = nil,

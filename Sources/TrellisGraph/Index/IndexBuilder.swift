@@ -228,11 +228,11 @@ extension ContiguousArray where Element: Comparable {
     static func placing(places: [Int64], _ forEach: ((Element) -> Bool) -> Void) -> ContiguousArray? {
         let n = places.count
         let out = ContiguousArray(uninitializedCapacity: n) { buffer, initialized in
-            let base = buffer.baseAddress!
+            let base = buffer.baseAddress
             let placed = Placement.place(places, forEach) { p, item in
                 buffer.initializeElement(at: p, to: item)
             } ahead: { p in
-                trellis_prefetch_for_write(base + p)
+                if let base { trellis_prefetch_for_write(base + p) }
             }
             if placed.complete {
                 initialized = n

@@ -270,8 +270,9 @@ import TrellisCore
 }
 
 /// Prefetch hints into an array's elements from where the array is stored, without retaining it: an array is one
-/// reference to a storage object whose elements follow a header of four words. A wrong guess costs a wasted hint,
-/// never a fault or a wrong result (a prefetch does neither).
+/// reference to a storage object whose elements follow a header of four words (`holds` checks it once). A prefetch
+/// can neither fault nor change a result; `Column.prefetchValue` also reads a column's plain fields through the
+/// address, which is why the hints are used only when `holds` is true.
 enum ArrayStorageHint {
     /// The byte offsets of the arrays the hints follow, in their structs.
     static let ints = MemoryLayout<Column>.offset(of: \Column.ints)!

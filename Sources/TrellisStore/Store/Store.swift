@@ -318,8 +318,10 @@ public final class Store: Sendable {
     /// the commit is durable, on the thread that synced it: a committing thread, or the store's flusher thread); keep
     /// it short (hop to your own actor or queue). Reading in a handler is fine; a commit, `flush()`, `compact()`,
     /// `close()` or `catchUp()` of this store made in a handler, on its thread, throws `.calledFromObserver` (it would
-    /// wait for that thread), so hop first to save in reaction to a commit. Observation ends when the returned token
-    /// is cancelled or released.
+    /// wait for that thread), so hop first to save in reaction to a commit. `close()` (or the store's release) on
+    /// another thread waits for a handler that is running, so a handler must not wait for that thread (for example
+    /// with `DispatchQueue.main.sync` while the main thread closes the store). Observation ends when the returned
+    /// token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let handlers = publication.handlers
         let id = handlers.observers.locked { $0.add(handler) }
