@@ -27,7 +27,7 @@ modules="$bin/Modules"
 triple="$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')"
 
 mkdir -p "$work/symbol-graphs"
-swift symbolgraph-extract -module-name Trellis -target "$triple" -I "$modules" -I Sources/CZlib -I Sources/CThreadSanitizer \
+swift symbolgraph-extract -module-name Trellis -target "$triple" -I "$modules" -I Sources/CZlib -I Sources/CThreadSanitizer -I Sources/CTrellisHints \
     -minimum-access-level public \
     -experimental-allowed-reexported-modules=TrellisCore,TrellisGraph,TrellisJournal,TrellisStore \
     -output-dir "$work/symbol-graphs"
