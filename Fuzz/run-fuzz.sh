@@ -14,7 +14,7 @@ seconds=${1:-60}
 work=${TRELLIS_FUZZ_WORK:-$root/.build/fuzz}
 modules="$work/modules"
 mkdir -p "$work/corpus" "$modules"
-flags=(-sanitize=fuzzer ${TRELLIS_FUZZ_OPT:--O} -parse-as-library -swift-version 6 -package-name trellis -I "$root/Sources/CZlib" -I "$root/Sources/CThreadSanitizer" -I "$modules")
+flags=(-sanitize=fuzzer ${TRELLIS_FUZZ_OPT:--O} -parse-as-library -swift-version 6 -package-name trellis -I "$root/Sources/CZlib" -I "$root/Sources/CThreadSanitizer" -I "$root/Sources/CTrellisHints" -I "$modules")
 objects=()
 # The layers, lowest first, as in Package.swift and .ci/check-layers.py, then the test support the fuzzer's store
 # directories are written to (the simulated file layer).
