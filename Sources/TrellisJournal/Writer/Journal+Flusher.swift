@@ -90,9 +90,9 @@ extension Journal {
                     if !entriesDue { deadline = min(deadline, writeBy) }
                 }
                 let leftoversDue =
-                    !box.leftovers.isEmpty && (box.closing || now >= box.leftoversSince + Self.leftoversKeptFor)
+                    !box.leftovers.isEmpty && (box.closing || now >= box.leftoversSince + box.leftoversKeptFor)
                 if !box.leftovers.isEmpty, !leftoversDue {
-                    deadline = min(deadline, box.leftoversSince + Self.leftoversKeptFor)
+                    deadline = min(deadline, box.leftoversSince + box.leftoversKeptFor)
                 }
                 guard entriesDue || !box.flushTickets.isEmpty || compact || box.closing || due || leftoversDue else {
                     return nil
@@ -100,7 +100,7 @@ extension Journal {
                 var work = box.takeWrites()
                 work.intervalDue = due
                 if leftoversDue {
-                    let idle = now >= box.leftoversSince + Self.leftoversKeptFor
+                    let idle = now >= box.leftoversSince + box.leftoversKeptFor
                     work.leftovers = box.takeLeftovers()
                     if idle {
                         box.handOver.droppedIdle += work.leftovers.graphs.count

@@ -55,6 +55,9 @@ package final class Journal: Sendable {
         var leftovers = Leftovers()
         /// When the flusher handed `leftovers` over.
         var leftoversSince = DispatchTime.distantFuture
+        /// How long `leftovers` wait for a commit before the flusher drops them (`Journal.leftoversKeptFor`; a test
+        /// that must see them dropped at close lengthens it).
+        var leftoversKeptFor = Journal.leftoversKeptFor
         /// Where the versions the flusher wrote past went (for tests).
         var handOver = HandOverCounts()
         /// Turns committing threads took (for tests).
