@@ -294,8 +294,13 @@ extension Graph {
     }
 
     /// Inserts rows; from `batchFrom` inserts on, a leaf at a time with one index merge per index (the same result).
-    package mutating func applyInserts(_ inserts: [ChangeSet.Insert]) throws {
-        guard inserts.count < Self.batchFrom else { return try applyInsertBatch(inserts) }
+    ///
+    /// `alongside`: as `applyUpdates(_:oldValuesStored:alongside:)`'s.
+    package mutating func applyInserts(
+        _ inserts: [ChangeSet.Insert], alongside: BackgroundWork<[[UInt8]]>? = nil
+    ) throws {
+        guard inserts.count < Self.batchFrom else { return try applyInsertBatch(inserts, alongside: alongside) }
+        alongside?.queue()
         for insert in inserts {
             try checkEntity(insert.id)
             let layout = layout(insert.id.entity)
@@ -308,7 +313,9 @@ extension Graph {
         }
     }
 
-    private mutating func applyInsertBatch(_ inserts: [ChangeSet.Insert]) throws {
+    private mutating func applyInsertBatch(
+        _ inserts: [ChangeSet.Insert], alongside: BackgroundWork<[[UInt8]]>?
+    ) throws {
         // A large batch has its index changes sorted on another thread from the inserted values while the leaves are
         // written here: the same changes `insertRun` would record. Only then is a copy of the graph kept, for that
         // thread to read: while it lives, every node written here is copied first.
@@ -317,6 +324,7 @@ extension Graph {
             let before = self
             indexes = BackgroundWork { before.nettedIndexChanges(after: inserts) }
         }
+        alongside?.queue()
         var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
         var start = 0
         while start < inserts.count {
@@ -339,7 +347,7 @@ extension Graph {
             start = end
         }
         if let indexes {
-            applyNetted(indexes.wait())
+            applyNetted(indexes.wait(helping: alongside))
         } else {
             for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
         }
@@ -352,8 +360,14 @@ extension Graph {
     /// `CommitResolver` produces). A large batch may then have its index trees built on another thread from the old and
     /// new values (and, for a pair index, the value an update leaves alone, read from this version) while the leaves
     /// are written here, when every index of the store is on one attribute or is a pair index.
-    package mutating func applyUpdates(_ updates: [ChangeSet.Update], oldValuesStored: Bool = false) throws {
+    ///
+    /// `alongside`: work made unqueued (its journal encoding) that is queued behind the index changes, which this
+    /// thread needs first, and that this thread does while it waits for them.
+    package mutating func applyUpdates(
+        _ updates: [ChangeSet.Update], oldValuesStored: Bool = false, alongside: BackgroundWork<[[UInt8]]>? = nil
+    ) throws {
         guard updates.count >= Self.batchFrom else {
+            alongside?.queue()
             for update in updates { try applyUpdate(update) }
             return
         }
@@ -373,6 +387,7 @@ extension Graph {
             let before = self
             indexes = BackgroundWork { before.nettedIndexChanges(after: updates, feeding: feeding) }
         }
+        alongside?.queue()
         // Empty when the other thread sorts the index changes: `updateRun` then records none.
         var changes = tables.map { Array(repeating: IndexChanges(), count: indexes == nil ? $0.indexes.count : 0) }
         var start = 0
@@ -398,7 +413,7 @@ extension Graph {
             start = end
         }
         if let indexes {
-            applyNetted(indexes.wait())
+            applyNetted(indexes.wait(helping: alongside))
         } else {
             for e in tables.indices { tables[e].applyIndexChanges(changes[e]) }
         }

@@ -98,11 +98,12 @@ struct CommitResolver {
             if !schema.layouts[e].relationships.isEmpty { touched.insert(id) }
         }
         if encodesAhead, inserts.count >= EncodingAhead.minimumChanges {
-            // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold.
+            // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold. Queued by
+            // `applyInserts`, behind the index changes it needs first.
             let final = inserts
-            ahead.inserts = EncodingAhead { ChangeSetCodec.encodeInserts(final) }
+            ahead.inserts = EncodingAhead(queued: false) { ChangeSetCodec.encodeInserts(final) }
         }
-        try graph.applyInserts(inserts)
+        try graph.applyInserts(inserts, alongside: ahead.inserts)
         changes.inserts = inserts
     }
 
@@ -157,12 +158,13 @@ struct CommitResolver {
             updates.append(update)
         }
         if encodesAhead, updates.count >= EncodingAhead.minimumChanges {
-            // `updates` is final here: what the second core encodes is what `changes.updates` will hold.
+            // `updates` is final here: what the second core encodes is what `changes.updates` will hold. Queued by
+            // `applyUpdates`, behind the index changes it needs first.
             let final = updates
-            ahead.updates = EncodingAhead { ChangeSetCodec.encodeUpdates(final) }
+            ahead.updates = EncodingAhead(queued: false) { ChangeSetCodec.encodeUpdates(final) }
         }
         cursor = LeafCursor()  // drops its hold on a leaf that the updates write
-        try graph.applyUpdates(updates, oldValuesStored: true)
+        try graph.applyUpdates(updates, oldValuesStored: true, alongside: ahead.updates)
         changes.updates = updates
     }
 

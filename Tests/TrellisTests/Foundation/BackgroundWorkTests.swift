@@ -18,8 +18,8 @@ import Testing
         var all: [String] { threads.locked { $0 } }
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func aWaiterDoesWorkTheBusyQueueHasNotStartedAndTheQueueSkipsItLater() {
+    /// A serial queue whose thread is held by an item until `release` is signalled.
+    static func busyQueue() -> (DispatchQueue, release: DispatchSemaphore) {
         let queue = DispatchQueue(label: "background-work-test")
         let release = DispatchSemaphore(value: 0)
         let blocked = DispatchSemaphore(value: 0)
@@ -28,6 +28,12 @@ import Testing
             release.wait()
         }
         blocked.wait()
+        return (queue, release)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWaiterDoesWorkTheBusyQueueHasNotStartedAndTheQueueSkipsItLater() {
+        let (queue, release) = Self.busyQueue()
         let runs = Runs()
         let waiter = pthread_self()
         let work = BackgroundWork(on: queue) { () -> Int in
@@ -58,5 +64,76 @@ import Testing
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { finish.signal() }
         #expect(work.wait() == [1, 2, 3])
         #expect(runs.all == ["queue"])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func workMadeUnqueuedWaitsForItsQueueCall() {
+        let queue = DispatchQueue(label: "background-work-test")
+        let runs = Runs()
+        let work = BackgroundWork(on: queue, queued: false) { () -> Int in
+            runs.record("ran")
+            return 7
+        }
+        queue.sync {}
+        #expect(runs.all.isEmpty)
+        work.queue()
+        queue.sync {}
+        #expect(runs.all == ["ran"])
+        #expect(work.wait() == 7)
+        #expect(runs.all == ["ran"])
+    }
+
+    /// A commit's index changes run on the queue while its thread, done with the leaves, encodes the record queued
+    /// behind them: the waiter takes the second piece instead of waiting idle for the first.
+    @Test(.timeLimit(.minutes(1)))
+    func aWaiterDoesTheNextPieceWhileTheQueueDoesTheOneItWaitsFor() {
+        let queue = DispatchQueue(label: "background-work-test")
+        let started = DispatchSemaphore(value: 0)
+        let finish = DispatchSemaphore(value: 0)
+        let runs = Runs()
+        let waiter = pthread_self()
+        let first = BackgroundWork(on: queue) { () -> Int in
+            started.signal()
+            finish.wait()
+            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "first on waiter" : "first on queue")
+            return 1
+        }
+        let second = BackgroundWork(on: queue, queued: false) { () -> Int in
+            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "second on waiter" : "second on queue")
+            // The first piece can finish only after this one ran: the waiter must not sit idle until then.
+            finish.signal()
+            return 2
+        }
+        second.queue()
+        started.wait()
+        #expect(first.wait(helping: second) == 1)
+        #expect(second.wait() == 2)
+        queue.sync {}
+        #expect(runs.all == ["second on waiter", "first on queue"])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWaiterDoesTheWorkItselfWhenTheQueueHasNotStartedItAndLeavesTheNextPiece() {
+        let (queue, release) = Self.busyQueue()
+        let runs = Runs()
+        let waiter = pthread_self()
+        let first = BackgroundWork(on: queue) { () -> Int in
+            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "first on waiter" : "first on queue")
+            return 1
+        }
+        let second = BackgroundWork(on: queue, queued: false) { () -> Int in
+            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "second on waiter" : "second on queue")
+            return 2
+        }
+        second.queue()
+        #expect(first.wait(helping: second) == 1)
+        #expect(runs.all == ["first on waiter"])
+        release.signal()
+        #expect(second.wait() == 2)
+        queue.sync {}
+        // Whoever took the second piece (the queue once released, or its own waiter), it ran once.
+        #expect(runs.all.count == 2)
+        #expect(runs.all.first == "first on waiter")
+        #expect(runs.all.last?.hasPrefix("second") == true)
     }
 }
