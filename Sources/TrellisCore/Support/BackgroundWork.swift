@@ -15,6 +15,8 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     private let result = Mutex<Result?>(nil)
     private let done = DispatchSemaphore(value: 0)
     private let target: DispatchQueue
+    /// Whether the work was queued; set once, by `init` or `queue()`.
+    private let queued = Atomic<Bool>(false)
 
     /// Queues `work` on `queue` (by default `BackgroundQueue`'s): at once, or with `queued` false only when
     /// `queue()` is called (so that work needed sooner can go ahead of it on a serial queue).
@@ -27,8 +29,12 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
         if queued { self.queue() }
     }
 
-    /// Queues work made with `queued` false. `wait()` does the work itself when it was never queued.
+    /// Queues work made with `queued` false, once (queueing it twice is a programming error: work queued at once
+    /// would already sit ahead of what it was meant to follow). `wait()` does the work itself when it was never
+    /// queued.
     package func queue() {
+        let (exchanged, _) = queued.compareExchange(expected: false, desired: true, ordering: .relaxed)
+        precondition(exchanged, "BackgroundWork queued twice")
         target.async { [self] in runIfNotStarted() }
     }
 
@@ -50,8 +56,9 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
         return result.locked { $0.take() }!
     }
 
-    /// `wait()`, doing `other` here first (unless a thread has started on it) when another thread is doing this work:
-    /// on two cores the waiting thread then takes the piece queued behind this one instead of idling.
+    /// `wait()`, doing `other` here first (unless a thread has started on it) when another thread took this work
+    /// (running it, or done with it already): on two cores the waiting thread then takes the piece queued behind this
+    /// one instead of idling.
     package func wait<Other>(helping other: BackgroundWork<Other>?) -> Result {
         if !runIfNotStarted() { other?.runIfNotStarted() }
         done.wait()

@@ -361,8 +361,9 @@ extension Graph {
     /// new values (and, for a pair index, the value an update leaves alone, read from this version) while the leaves
     /// are written here, when every index of the store is on one attribute or is a pair index.
     ///
-    /// `alongside`: work made unqueued (its journal encoding) that is queued behind the index changes, which this
-    /// thread needs first, and that this thread does while it waits for them.
+    /// `alongside`: work made unqueued (the journal encoding of the same changes), queued here behind the index changes
+    /// this thread needs first; when another thread has taken the index changes, this thread does it (unless that
+    /// thread got to it first) before waiting for them.
     package mutating func applyUpdates(
         _ updates: [ChangeSet.Update], oldValuesStored: Bool = false, alongside: BackgroundWork<[[UInt8]]>? = nil
     ) throws {

@@ -22,7 +22,7 @@ package enum ChangeSetCodec {
     static let pieceBytes = JournalFormat.defaultFragmentBytes
 
     /// The payload of `changes`, as pieces that follow one another (a big record is never one buffer: see
-    /// `ByteWriter.pieces`). `ahead` may hold sections encoded already (on another thread, while the commit
+    /// `ByteWriter.pieces`). `ahead` may hold sections encoded already (as background work, while the commit
     /// applied the same changes): `ahead.inserts` must be `encodeInserts(changes.inserts)`, `ahead.updates`
     /// `encodeUpdates(changes.updates)` and `ahead.editsAndDeletes` `encodeEditsAndDeletes(changes.edits,
     /// changes.deletes)`; they are taken as they are instead of encoded again.

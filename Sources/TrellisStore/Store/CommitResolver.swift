@@ -17,7 +17,8 @@ struct CommitResolver {
     /// Objects whose unique-constrained values are new.
     private var uniqueChecks: [ObjectID] = []
 
-    /// Sections encoded for the journal on another thread while they are applied (see `resolve(_:on:encodingAhead:)`).
+    /// Sections encoded for the journal as background work while they are applied (see
+    /// `resolve(_:on:encodingAhead:)`).
     private var ahead = SectionsAhead()
     private var encodesAhead = false
 
@@ -27,8 +28,9 @@ struct CommitResolver {
     }
 
     /// `resolve(_:on:)`; with `encodingAhead`, a commit of many inserts (or updates) also encodes them for the
-    /// journal on another thread while it applies them, and returns that work (`ChangeSetCodec.encodeInserts` of
-    /// `changes.inserts`, `encodeUpdates` of `changes.updates`).
+    /// journal as background work beside applying them (`BackgroundWork`: on another thread, or on this one while it
+    /// waits for the index changes), and returns that work (`ChangeSetCodec.encodeInserts` of `changes.inserts`,
+    /// `encodeUpdates` of `changes.updates`).
     static func resolve(
         _ tx: Transaction, on base: Graph, encodingAhead: Bool
     ) throws -> (
@@ -98,7 +100,7 @@ struct CommitResolver {
             if !schema.layouts[e].relationships.isEmpty { touched.insert(id) }
         }
         if encodesAhead, inserts.count >= EncodingAhead.minimumChanges {
-            // `inserts` is final here: what the second core encodes is what `changes.inserts` will hold. Queued by
+            // `inserts` is final here: what is encoded ahead is what `changes.inserts` will hold. Queued by
             // `applyInserts`, behind the index changes it needs first.
             let final = inserts
             ahead.inserts = EncodingAhead(queued: false) { ChangeSetCodec.encodeInserts(final) }
@@ -158,7 +160,7 @@ struct CommitResolver {
             updates.append(update)
         }
         if encodesAhead, updates.count >= EncodingAhead.minimumChanges {
-            // `updates` is final here: what the second core encodes is what `changes.updates` will hold. Queued by
+            // `updates` is final here: what is encoded ahead is what `changes.updates` will hold. Queued by
             // `applyUpdates`, behind the index changes it needs first.
             let final = updates
             ahead.updates = EncodingAhead(queued: false) { ChangeSetCodec.encodeUpdates(final) }

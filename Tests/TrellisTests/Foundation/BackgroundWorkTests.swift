@@ -83,6 +83,22 @@ import Testing
         #expect(runs.all == ["ran"])
     }
 
+    /// Work made unqueued and never queued (a commit that threw before queueing its encoding) is done by whoever
+    /// waits for it, on the waiting thread.
+    @Test(.timeLimit(.minutes(1)))
+    func workNeverQueuedIsDoneByItsWaiter() {
+        let queue = DispatchQueue(label: "background-work-test")
+        let runs = Runs()
+        let waiter = pthread_self()
+        let work = BackgroundWork(on: queue, queued: false) { () -> [UInt8] in
+            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "waiter" : "queue")
+            return [9, 8]
+        }
+        #expect(work.wait() == [9, 8])
+        queue.sync {}
+        #expect(runs.all == ["waiter"])
+    }
+
     /// A commit's index changes run on the queue while its thread, done with the leaves, encodes the record queued
     /// behind them: the waiter takes the second piece instead of waiting idle for the first.
     @Test(.timeLimit(.minutes(1)))
@@ -94,7 +110,8 @@ import Testing
         let waiter = pthread_self()
         let first = BackgroundWork(on: queue) { () -> Int in
             started.signal()
-            finish.wait()
+            // Bounded, so that a waiter that does not help makes the test fail (the order below) rather than hang.
+            _ = finish.wait(timeout: .now() + 10)
             runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "first on waiter" : "first on queue")
             return 1
         }

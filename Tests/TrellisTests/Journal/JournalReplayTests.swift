@@ -34,7 +34,7 @@ import TrellisTestSupport
         #expect(id.serial > live.maxSerials[Int(id.entity)])
     }
 
-    /// A commit of many inserts (or updates) encodes them for the journal on another thread while it applies them;
+    /// A commit of many inserts (or updates) encodes them for the journal as background work beside applying them;
     /// with other changes in the same commit, the record still replays to the live graph.
     @Test func commitsWhoseSectionsAreEncodedAheadReplayEqual() throws {
         let disk = SimulatedFileLayer()
