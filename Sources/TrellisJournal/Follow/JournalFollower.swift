@@ -321,7 +321,8 @@ package final class JournalFollower: Sendable {
     /// Stops following; the store keeps the version it shows. The thread closes the files as it ends (or this call,
     /// when none was started). A step in progress on another thread is waited for, so nothing is published once this
     /// returns. Inside a step (a store released by the last reference an observer held, on the follower's thread)
-    /// it takes no lock the step holds; that step still delivers the rest of its commits, and no step follows it.
+    /// it takes no lock the step holds; the store's publisher delivers none of that step's remaining commits (the
+    /// store has closed), and no step follows it.
     package func close() {
         stopped.store(true, ordering: .relaxed)
         let started = watch.locked { w -> Bool in

@@ -59,7 +59,13 @@ final class StorePublication: Sendable, DurablePublisher {
         let changes =
             commits.contains(where: \.isRefresh) ? Int.max : commits.reduce(0) { $0 + Self.footprint($1.changes) }
         let released = publish(last.snapshot, changes: changes)
-        for commit in commits { notify(commit) }
+        for (k, commit) in commits.enumerated() {
+            // A follower released by an observer on its own thread closes inside its step: the step's later commits
+            // reach no observer of the closed store. (A writer's store tells its handlers it closed only after the
+            // journal's last turn, deliveries included.)
+            if k > 0, handlers.isClosed { break }
+            notify(commit)
+        }
         withExtendedLifetime(released) {}
     }
 
@@ -94,6 +100,9 @@ final class StoreHandlers: Sendable {
     }
 
     func removeCloseWatcher(_ id: Int) { closeWatchers.locked { $0.list.remove(id) } }
+
+    /// Whether the store has closed (`storeClosed()`).
+    var isClosed: Bool { closeWatchers.locked { $0.closed } }
 
     /// Calls, once, what watches for the store's close; later calls, and watchers added later, find it closed.
     func storeClosed() {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import TrellisCore
+@testable import TrellisJournal
 @testable import TrellisStore
 
 /// A follower's `close()` ends its publishing: a step running on the follower's thread is waited for, so no observer
@@ -92,13 +93,23 @@ import Testing
         }
     }
 
-    /// What the observer of `aFollowerReleasedInsideItsOwnStepClosesWithoutWaitingForItself` holds.
+    /// What the observer of a follower that releases it holds: the follower's only strong reference, and what the
+    /// observer saw.
     final class Release: @unchecked Sendable {
         var store: Store?
         var token: ObservationToken?
         weak var freed: Store?
         let handlerReturned = DispatchSemaphore(value: 0)
         var freedInHandler = false
+        let sequences = Mutex<[UInt64]>([])
+
+        /// Opens a follower of `directory` held only here (`freed` sees it go) and observes it with `handler`.
+        func follow(_ directory: URL, _ handler: @escaping @Sendable (Release, Commit) -> Void) throws {
+            let follower = try Store(directory: directory, schema: FollowerCloseTests.schema, options: .follower)
+            store = follower
+            freed = follower
+            token = follower.observe { [self] commit in handler(self, commit) }
+        }
     }
 
     @Test func aFollowerReleasedInsideItsOwnStepClosesWithoutWaitingForItself() throws {
@@ -106,22 +117,43 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let writer = try Store(directory: directory, schema: Self.schema)
         let release = Release()
-        do {
-            let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
-            release.store = follower
-            release.freed = follower
-            release.token = follower.observe { [release] _ in
-                release.token = nil
-                release.store = nil  // the last reference: the follower's deinit, and its close, run here
-                release.freedInHandler = release.freed == nil
-                release.handlerReturned.signal()
-            }
+        try release.follow(directory) { release, _ in
+            release.token = nil
+            release.store = nil  // the last reference: the follower's deinit, and its close, run here
+            release.freedInHandler = release.freed == nil
+            release.handlerReturned.signal()
         }
         try writer.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
         #expect(
             release.handlerReturned.wait(timeout: .now() + 10) == .success,
             "the handler returned: the follower's close did not wait for the step it ran in")
         #expect(release.freedInHandler)
+        try writer.close()
+    }
+
+    /// A follower released by its observer on its own thread closes inside the step that is publishing: the step's
+    /// later commits reach no observer of the closed store.
+    @Test func aFollowerReleasedInsideItsOwnStepDeliversNoneOfItsLaterCommits() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Relaxed: the three commits become durable in one sync, so the follower reads them in one step.
+        let writer = try Store(
+            directory: directory, schema: Self.schema, options: StoreOptions(durability: .interval(60)))
+        let deliveries = Release()
+        try deliveries.follow(directory) { deliveries, commit in
+            deliveries.sequences.locked { $0.append(commit.sequence) }
+            guard deliveries.store != nil else { return }
+            deliveries.store = nil  // the last reference: the follower's deinit, and its close, run here
+            deliveries.handlerReturned.signal()
+        }
+        for n in 1...3 { try writer.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(n))]) } }
+        try writer.flush()
+        #expect(deliveries.handlerReturned.wait(timeout: .now() + 10) == .success)
+        // Room for the deliveries that must not come.
+        usleep(300_000)
+        #expect(deliveries.freed == nil)
+        #expect(deliveries.sequences.locked { $0 } == [writer.snapshot.sequence - 2])
+        deliveries.token = nil
         try writer.close()
     }
 }
