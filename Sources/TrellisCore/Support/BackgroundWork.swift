@@ -16,7 +16,7 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let target: DispatchQueue
     /// Whether the work was queued; set once, by `init` or `queue()`.
-    private let queued = Atomic<Bool>(false)
+    private let wasQueued = Atomic<Bool>(false)
 
     /// Queues `work` on `queue` (by default `BackgroundQueue`'s): at once, or with `queued` false only when
     /// `queue()` is called (so that work needed sooner can go ahead of it on a serial queue).
@@ -33,7 +33,7 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
     /// would already sit ahead of what it was meant to follow). `wait()` does the work itself when it was never
     /// queued.
     package func queue() {
-        let (exchanged, _) = queued.compareExchange(expected: false, desired: true, ordering: .relaxed)
+        let (exchanged, _) = wasQueued.compareExchange(expected: false, desired: true, ordering: .relaxed)
         precondition(exchanged, "BackgroundWork queued twice")
         target.async { [self] in runIfNotStarted() }
     }

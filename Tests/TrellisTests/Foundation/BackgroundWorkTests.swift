@@ -11,10 +11,15 @@ import Testing
 /// Work handed to another thread is done once, by whoever gets to it first: the queue's thread, or the thread that
 /// waits for the result while the queue is still busy with earlier work.
 @Suite struct BackgroundWorkTests {
-    /// Which threads ran a piece of work, and how often.
+    /// Which pieces of work ran, in order, and whether on the test's own thread ("on waiter") or another ("on queue").
     final class Runs: Sendable {
         let threads = Mutex<[String]>([])
-        func record(_ name: String) { threads.locked { $0.append(name) } }
+        /// The test's thread, the one that waits; read-only after `init`.
+        let waiter = pthread_self()
+        func record(_ piece: String) {
+            let thread = pthread_equal(pthread_self(), waiter) != 0 ? "on waiter" : "on queue"
+            threads.locked { $0.append("\(piece) \(thread)") }
+        }
         var all: [String] { threads.locked { $0 } }
     }
 
@@ -35,17 +40,16 @@ import Testing
     func aWaiterDoesWorkTheBusyQueueHasNotStartedAndTheQueueSkipsItLater() {
         let (queue, release) = Self.busyQueue()
         let runs = Runs()
-        let waiter = pthread_self()
         let work = BackgroundWork(on: queue) { () -> Int in
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "waiter" : "queue")
+            runs.record("work")
             return 42
         }
         // The queue is held by the first item: the result can only come from this thread.
         #expect(work.wait() == 42)
-        #expect(runs.all == ["waiter"])
+        #expect(runs.all == ["work on waiter"])
         release.signal()
         queue.sync {}
-        #expect(runs.all == ["waiter"])
+        #expect(runs.all == ["work on waiter"])
     }
 
     @Test func aWaiterWaitsForWorkTheQueueHasStarted() {
@@ -53,17 +57,16 @@ import Testing
         let started = DispatchSemaphore(value: 0)
         let finish = DispatchSemaphore(value: 0)
         let runs = Runs()
-        let waiter = pthread_self()
         let work = BackgroundWork(on: queue) { () -> [Int] in
             started.signal()
             finish.wait()
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "waiter" : "queue")
+            runs.record("work")
             return [1, 2, 3]
         }
         started.wait()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { finish.signal() }
         #expect(work.wait() == [1, 2, 3])
-        #expect(runs.all == ["queue"])
+        #expect(runs.all == ["work on queue"])
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -71,16 +74,16 @@ import Testing
         let queue = DispatchQueue(label: "background-work-test")
         let runs = Runs()
         let work = BackgroundWork(on: queue, queued: false) { () -> Int in
-            runs.record("ran")
+            runs.record("work")
             return 7
         }
         queue.sync {}
         #expect(runs.all.isEmpty)
         work.queue()
         queue.sync {}
-        #expect(runs.all == ["ran"])
+        #expect(runs.all == ["work on queue"])
         #expect(work.wait() == 7)
-        #expect(runs.all == ["ran"])
+        #expect(runs.all == ["work on queue"])
     }
 
     /// Work made unqueued and never queued (a commit that threw before queueing its encoding) is done by whoever
@@ -89,14 +92,13 @@ import Testing
     func workNeverQueuedIsDoneByItsWaiter() {
         let queue = DispatchQueue(label: "background-work-test")
         let runs = Runs()
-        let waiter = pthread_self()
         let work = BackgroundWork(on: queue, queued: false) { () -> [UInt8] in
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "waiter" : "queue")
+            runs.record("work")
             return [9, 8]
         }
         #expect(work.wait() == [9, 8])
         queue.sync {}
-        #expect(runs.all == ["waiter"])
+        #expect(runs.all == ["work on waiter"])
     }
 
     /// A commit's index changes run on the queue while its thread, done with the leaves, encodes the record queued
@@ -107,16 +109,15 @@ import Testing
         let started = DispatchSemaphore(value: 0)
         let finish = DispatchSemaphore(value: 0)
         let runs = Runs()
-        let waiter = pthread_self()
         let first = BackgroundWork(on: queue) { () -> Int in
             started.signal()
             // Bounded, so that a waiter that does not help makes the test fail (the order below) rather than hang.
             _ = finish.wait(timeout: .now() + 10)
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "first on waiter" : "first on queue")
+            runs.record("first")
             return 1
         }
         let second = BackgroundWork(on: queue, queued: false) { () -> Int in
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "second on waiter" : "second on queue")
+            runs.record("second")
             // The first piece can finish only after this one ran: the waiter must not sit idle until then.
             finish.signal()
             return 2
@@ -133,13 +134,12 @@ import Testing
     func aWaiterDoesTheWorkItselfWhenTheQueueHasNotStartedItAndLeavesTheNextPiece() {
         let (queue, release) = Self.busyQueue()
         let runs = Runs()
-        let waiter = pthread_self()
         let first = BackgroundWork(on: queue) { () -> Int in
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "first on waiter" : "first on queue")
+            runs.record("first")
             return 1
         }
         let second = BackgroundWork(on: queue, queued: false) { () -> Int in
-            runs.record(pthread_equal(pthread_self(), waiter) != 0 ? "second on waiter" : "second on queue")
+            runs.record("second")
             return 2
         }
         second.queue()
