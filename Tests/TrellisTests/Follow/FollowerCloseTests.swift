@@ -21,8 +21,17 @@ import Testing
     final class SlowObserver: Sendable {
         let entered = DispatchSemaphore(value: 0)
         let returned = Atomic<Bool>(false)
+        /// Signalled by the observer registered after the slow one: the step reached the last observer.
+        let lastCalled = DispatchSemaphore(value: 0)
         let callsAfterClose = Atomic<Int>(0)
         let closeReturned = Atomic<Bool>(false)
+
+        /// Counts a call to any of the follower's observers that began after `close()` returned.
+        func called() {
+            if closeReturned.load(ordering: .sequentiallyConsistent) {
+                callsAfterClose.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
     }
 
     @Test func closeWaitsForAStepThatIsPublishingOnTheFollowersThread() throws {
@@ -32,13 +41,17 @@ import Testing
         let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
         let slow = SlowObserver()
         let token = follower.observe { [slow] _ in
-            if slow.closeReturned.load(ordering: .sequentiallyConsistent) {
-                slow.callsAfterClose.add(1, ordering: .sequentiallyConsistent)
-            }
+            slow.called()
             slow.entered.signal()
             // Held long enough that a close which does not wait returns well before this does.
             Thread.sleep(forTimeInterval: 0.3)
             slow.returned.store(true, ordering: .sequentiallyConsistent)
+        }
+        // Called after the slow observer for the same commit: it begins after close() returned unless close waited
+        // for the whole step.
+        let last = follower.observe { [slow] _ in
+            slow.called()
+            slow.lastCalled.signal()
         }
         try writer.write { tx in _ = try tx.insert("Note", ["n": .int(1)]) }
         #expect(slow.entered.wait(timeout: .now() + 30) == .success, "the follower published the commit")
@@ -46,14 +59,17 @@ import Testing
         slow.closeReturned.store(true, ordering: .sequentiallyConsistent)
         let observerReturned = slow.returned.load(ordering: .sequentiallyConsistent)
         #expect(observerReturned, "close() returned while the follower's step was still inside the observer")
+        // The step delivered the commit to its last observer (before close() returned, or after it did).
+        #expect(slow.lastCalled.wait(timeout: .now() + 30) == .success)
         // Commits made after the close are not published to the closed follower.
         try writer.write { tx in _ = try tx.insert("Note", ["n": .int(2)]) }
         try writer.flush()
         Thread.sleep(forTimeInterval: 0.2)
         let callsAfterClose = slow.callsAfterClose.load(ordering: .sequentiallyConsistent)
-        #expect(callsAfterClose == 0)
+        #expect(callsAfterClose == 0, "observers were called after close() returned")
         #expect(follower.snapshot.sequence == 1, "the closed follower keeps the version it showed")
         token.cancel()
+        last.cancel()
         try writer.close()
     }
 
