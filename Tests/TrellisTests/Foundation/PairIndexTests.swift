@@ -266,6 +266,22 @@ import Testing
         let migrated = try Schema([
             EntityDescription("Sample", attributes: attributes, indexes: Self.schema.entities[0].indexes)
         ])
+        // Kept, not rebuilt: the migration the open runs (`SchemaMigrator.run`), on the version the store holds,
+        // hands back each tree with its root (`SortedTree.isIdentical`); a rebuild makes new nodes, the same entries.
+        let stored = store.snapshot
+        let inMemory = try SchemaMigrator.run(stored, plan: ResolvedMigrationPlan(schema: migrated)).graph
+        #expect(inMemory.schema.layouts[0].attributes.count == 6)
+        for (number, index) in Self.indexed.enumerated() {
+            guard case .pair(let old, _, _) = stored.tables[0].indexes[number],
+                case .pair(let new, _, _) = inMemory.tables[0].indexes[number]
+            else {
+                Issue.record("index \(index.name) is not a pair index before and after the migration")
+                continue
+            }
+            #expect(old.count == rows.count, "index \(index.name) holds every row (an empty tree has no root)")
+            let kept = new.isIdentical(to: old)
+            #expect(kept, "index \(index.name) was rebuilt by the migration, not kept")
+        }
         store = try Store(directory: directory, schema: migrated, options: options)
         defer { try? store.close() }
         #expect(store.schema.layouts[0].attributes.count == 6)
