@@ -79,32 +79,47 @@ import Testing
             defer { try? FileManager.default.removeItem(at: directory) }
             let writer = try Store(directory: directory, schema: Self.schema)
             let follower = try Store(directory: directory, schema: Self.schema, options: .follower)
-            let observed = Mutex<[UInt64]>([])
+            // The commit the slow observer was last called with.
+            let inside = Atomic<UInt64>(0)
             let entered = DispatchSemaphore(value: 0)
             let token = follower.observe { commit in
-                observed.locked { $0.append(commit.sequence) }
+                inside.store(commit.sequence, ordering: .sequentiallyConsistent)
                 entered.signal()
                 Thread.sleep(forTimeInterval: 0.05)
             }
             let stream = follower.historyUpdates()
+            // Registered after the stream's own observer, so called after the stream for each commit: a call that
+            // begins after close() returned is a step still delivering, to the stream too, after close.
+            let observed = Mutex<[UInt64]>([])
+            let lastCalled = DispatchSemaphore(value: 0)
+            let last = follower.observe { commit in
+                observed.locked { $0.append(commit.sequence) }
+                lastCalled.signal()
+            }
             let collector = Task { () throws -> [UInt64] in
                 var sequences: [UInt64] = []
                 for try await transaction in stream { sequences.append(transaction.sequence) }
                 return sequences
             }
             for n in 1...3 { try writer.write { tx in _ = try tx.insert("Note", ["n": .int(Int64(n))]) } }
-            // Close while a step is inside the observer: what it publishes is in the stream before the stream ends.
+            // Close while a step is inside the slow observer: what it publishes is in the stream before it ends.
             #expect(entered.wait(timeout: .now() + 30) == .success)
             try follower.close()
             let seenAtClose = observed.locked { $0 }
             let streamed = try await collector.value
-            try await Task.sleep(for: .milliseconds(100))
+            // The step reaches the last observer with the slow observer's commit: before close() returned, or after
+            // it did when close did not wait. Waited for, so a late call is seen.
+            let target = inside.load(ordering: .sequentiallyConsistent)
+            while !observed.locked({ $0.contains(target) }) {
+                guard lastCalled.wait(timeout: .now() + 30) == .success else { break }
+            }
             let seen = observed.locked { $0 }
-            #expect(!seen.isEmpty, "round \(round)")
+            #expect(seen.contains(target), "round \(round): the last observer got commit \(target)")
             #expect(seen == seenAtClose, "round \(round): observers ran after close() returned")
             let expected = seen.last.map { Array(1...$0) } ?? []
             #expect(streamed == expected, "round \(round): streamed \(streamed), observed \(seen)")
             token.cancel()
+            last.cancel()
             try writer.close()
         }
     }
