@@ -50,11 +50,7 @@ package final class BackgroundWork<Result: Sendable>: Sendable {
 
     /// The result: computed here if no thread has started on it yet, else once the thread that did returns it. Call
     /// at most once.
-    package func wait() -> Result {
-        runIfNotStarted()
-        done.wait()
-        return result.locked { $0.take() }!
-    }
+    package func wait() -> Result { wait(helping: BackgroundWork?.none) }
 
     /// `wait()`, doing `other` here first (unless a thread has started on it) when another thread took this work
     /// (running it, or done with it already): on two cores the waiting thread then takes the piece queued behind this

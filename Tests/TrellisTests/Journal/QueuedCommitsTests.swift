@@ -24,7 +24,7 @@ import TrellisTestSupport
 
     static func leftoversEmpty(_ store: Store) -> Bool { store.journal!.inbox.locked { $0.leftovers.isEmpty } }
 
-    /// Whether `condition` holds within 10 seconds.
+    /// Whether `condition` holds within `seconds` (10 unless told).
     static func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while !condition() {
